@@ -1,0 +1,148 @@
+"""What one run of a program observed, as frozen data (DESIGN.md, "Programs", "Execution").
+
+Everything here is torch-free and picklable: a forked child builds it, its worker sends
+it to the parent, the oracle compares two of them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+
+from mutator.values import ExceptionInfo, Value
+
+
+class Mode(Enum):
+    EAGER = "eager"
+    COMPILED = "compiled"
+    REFERENCE = "reference"  # eager in float64: the tie-breaker for numeric differences
+
+
+class Outcome(Enum):
+    """How a run ended, from the program's point of view."""
+
+    COMPLETED = "completed"  # ran to the end (sys.exit(0) included)
+    RAISED = "raised"  # an exception escaped the program (or drive)
+    EXITED = "exited"  # sys.exit(n != 0) or os._exit(n)
+    SIGNALLED = "signalled"  # killed by a signal: segfault, abort, ...
+    TIMEOUT = "timeout"  # wall-clock or CPU limit
+    MEMORY = "memory"  # hit the memory limit
+    LOST = "lost"  # the runtime itself failed (worker died, broken report): not the program's doing
+
+    @property
+    def failed(self) -> bool:
+        return self is not Outcome.COMPLETED
+
+
+@dataclass(frozen=True, slots=True)
+class RunConfig:
+    """How programs are run; the same for every run of a campaign."""
+
+    backend: str = "eager"  # replaces any backend named by string (or none) in the program
+    fullgraph: bool | None = None  # None: as the program wrote it
+    dynamic: bool | None = None
+    timeout: float = 60.0  # seconds of wall clock per run
+    memory_mb: int = 4096  # address space the program may add to the warm worker's
+    stdout_limit: int = 64 * 1024  # characters of stdout kept as text (all of it is hashed)
+
+    def __post_init__(self) -> None:
+        if self.backend not in {"eager", "aot_eager", "inductor"}:
+            raise ValueError(f"backend must be eager, aot_eager or inductor, not {self.backend!r}")
+        if self.timeout <= 0 or self.memory_mb <= 0:
+            raise ValueError("timeout and memory_mb must be positive")
+
+
+@dataclass(frozen=True, slots=True)
+class CompiledCallable:
+    """One callable the program compiled, with the options it was compiled with."""
+
+    label: str
+    backend: str  # the backend used ("eager", ...) or "callable:<name>" for a program's own
+    fullgraph: bool
+    dynamic: bool | None
+
+
+@dataclass(frozen=True, slots=True)
+class Recompile:
+    """A recompilation Dynamo did during a call: which code object, and the guard that failed."""
+
+    code: str  # "forward@model.py:12"
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class CallRecord:
+    """One call through a compiled (or, in eager runs, a recorded) callable."""
+
+    index: int  # order among all recorded calls of the run
+    label: str
+    args: Value  # the positional arguments after the call: in-place updates show
+    kwargs: Value
+    result: Value = None
+    exception: ExceptionInfo | None = None
+    program_state: Value = None  # the program's globals after the call
+    signature: str = ""  # digest of input metadata and state before the call
+    exact_signature: str = ""  # the same with tensor values included
+    compiles: int = 0  # Dynamo compilations started during this call
+    recompiles: tuple[Recompile, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Stdout:
+    head: str  # the first RunConfig.stdout_limit characters
+    length: int
+    digest: str  # of the whole stream
+    normalized_digest: str  # after blanking addresses (0x7f...)
+
+    @property
+    def truncated(self) -> bool:
+        return self.length > len(self.head)
+
+
+@dataclass(frozen=True, slots=True)
+class CompileStats:
+    """What Dynamo did during a compiled run (counters and compilation metrics)."""
+
+    frames: int = 0  # frames Dynamo was asked to convert
+    frames_ok: int = 0
+    graphs: int = 0
+    compiles: int = 0  # compilation metrics entries (one per frame conversion)
+    graph_breaks: tuple[str, ...] = ()  # gb_type of every graph break, sorted, unique
+    unimplemented: tuple[str, ...] = ()  # gb_type of Unsupported that skipped a frame
+    recompile_reasons: tuple[str, ...] = ()
+    recompile_limit_hit: bool = False
+    fail_types: tuple[str, ...] = ()  # exception types recorded by failed compilations
+    compile_seconds: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class Observation:
+    calls: tuple[CallRecord, ...] = ()
+    compiled: tuple[CompiledCallable, ...] = ()
+    returned: Value = None  # what drive(f) returned
+    state: Value = None  # what state() returned
+    state_error: ExceptionInfo | None = None
+    stdout: Stdout | None = None
+    uncaught: ExceptionInfo | None = None  # the exception that escaped the program
+    exit_code: int | None = None  # sys.exit's code, when the program called it
+    compile: CompileStats | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ExecResult:
+    """One run of one program in one mode. The pool returns this for anything a program does."""
+
+    program: str
+    mode: Mode
+    outcome: Outcome
+    observation: Observation = field(default_factory=Observation)
+    seconds: float = 0.0
+    exit_code: int | None = None
+    signal: int | None = None
+    detail: str = ""  # a human sentence for TIMEOUT, MEMORY, SIGNALLED, LOST
+    stderr_tail: str = ""  # the end of the child's stderr (faulthandler's dump on a crash)
+    features: frozenset[int] = frozenset()
+
+    @property
+    def uncaught(self) -> ExceptionInfo | None:
+        return self.observation.uncaught

@@ -1,0 +1,222 @@
+"""`WorkerPool`: warm worker processes that run programs in isolation (DESIGN.md, "Execution").
+
+The parent never imports torch. Each worker is `python -m mutator.worker`; a thread per
+worker feeds it jobs from one queue. A worker that dies or wedges is replaced, and the
+job it had becomes an `ExecResult` with outcome LOST: nothing a program does raises here.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import queue
+import select
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from concurrent.futures import Future
+from dataclasses import dataclass
+from typing import IO
+
+from mutator import sandbox, wire
+from mutator.observation import ExecResult, Mode, Outcome, RunConfig
+from mutator.program import Program
+from mutator.protocol import Done, Job, Ready, Stop
+
+START_TIMEOUT = 300.0  # importing torch and warming up on a loaded machine
+REPLY_MARGIN = 30.0  # beyond the run's own timeout, before the worker itself is presumed stuck
+
+
+class PoolError(RuntimeError):
+    """The pool cannot work at all (workers fail to start); not about any program."""
+
+
+@dataclass
+class _Pending:
+    job: Job
+    future: Future[ExecResult]
+
+
+class WorkerPool:
+    """Run programs in warm, isolated workers: `pool.run(program, mode) -> ExecResult`.
+
+    Thread-safe; `submit` returns a Future so callers can run eager and compiled at once.
+    """
+
+    def __init__(self, *, workers: int | None = None, config: RunConfig | None = None,
+                 python: str = sys.executable) -> None:
+        self.config = config or RunConfig()
+        self.size = workers or os.cpu_count() or 1
+        self._python = python
+        self._queue: queue.Queue[_Pending | None] = queue.Queue()
+        self._ids = itertools.count()
+        self._closed = False
+        self.restarts = 0
+        self.ready: list[Ready] = []
+        self._lock = threading.Lock()
+        self._handles = [_Worker(self) for _ in range(self.size)]
+        self._threads = [
+            threading.Thread(target=self._serve, args=(h,), name=f"mutator-worker-{i}", daemon=True)
+            for i, h in enumerate(self._handles)
+        ]
+        for thread in self._threads:
+            thread.start()
+
+    def submit(self, program: Program, mode: Mode, config: RunConfig | None = None) -> Future[ExecResult]:
+        """Queue one run; `config` overrides the pool's for this run only."""
+        if self._closed:
+            raise PoolError("the pool is closed")
+        future: Future[ExecResult] = Future()
+        self._queue.put(_Pending(Job(next(self._ids), program, mode, config or self.config), future))
+        return future
+
+    def run(self, program: Program, mode: Mode, config: RunConfig | None = None) -> ExecResult:
+        return self.submit(program, mode, config).result()
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        for _ in self._threads:
+            self._queue.put(None)
+        for thread in self._threads:
+            thread.join(timeout=10)
+        for handle in self._handles:
+            handle.stop()
+
+    def __enter__(self) -> WorkerPool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def health(self) -> list[str]:
+        """One word per worker: starting, idle, busy, restarting, stopped."""
+        return [h.state for h in self._handles]
+
+    def _serve(self, handle: _Worker) -> None:
+        while True:
+            pending = self._queue.get()
+            if pending is None:
+                return
+            if not pending.future.set_running_or_notify_cancel():
+                continue
+            try:
+                pending.future.set_result(handle.execute(pending.job))
+            except BaseException as exc:  # a bug of ours or no worker at all: surface it to the caller
+                pending.future.set_exception(exc)
+
+
+class _Worker:
+    """One worker process and the pipes to it; restarted on demand."""
+
+    def __init__(self, pool: WorkerPool) -> None:
+        self._pool = pool
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._log: IO[bytes] | None = None
+        self.state = "starting"
+        self.starts = 0
+
+    def execute(self, job: Job) -> ExecResult:
+        if self._proc is None:
+            self._start()
+        assert self._proc is not None and self._proc.stdin is not None and self._proc.stdout is not None
+        self.state = "busy"
+        started = time.monotonic()
+        try:
+            wire.send(self._proc.stdin, job)
+            reply = self._receive(job.config.timeout + REPLY_MARGIN)
+        except (wire.WireError, OSError, TimeoutError) as exc:
+            detail = self._failure(exc)
+            self._kill()
+            with self._pool._lock:
+                self._pool.restarts += 1
+            return ExecResult(program=job.program.name, mode=job.mode, outcome=Outcome.LOST,
+                              seconds=round(time.monotonic() - started, 4), detail=detail)
+        self.state = "idle"
+        if not isinstance(reply, Done) or reply.job_id != job.job_id:
+            self._kill()
+            raise PoolError(f"worker answered job {job.job_id} with {reply!r}")
+        return reply.result
+
+    def _start(self) -> None:
+        self.state = "starting"
+        self._log = tempfile.TemporaryFile(prefix="mutator-worker-")
+        self._proc = subprocess.Popen(
+            [self._pool._python, "-m", "mutator.worker"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self._log,
+            env=_worker_environment(),
+            start_new_session=True,  # Ctrl-C reaches the parent, which stops workers in order
+            bufsize=0,
+        )
+        self.starts += 1
+        try:
+            ready = self._receive(START_TIMEOUT)
+        except (wire.WireError, OSError, TimeoutError) as exc:
+            log = self._log_tail()
+            self._kill()
+            raise PoolError(f"a worker failed to start ({exc}):\n{log}") from None
+        if not isinstance(ready, Ready):
+            self._kill()
+            raise PoolError(f"a worker sent {ready!r} instead of Ready")
+        with self._pool._lock:
+            self._pool.ready.append(ready)
+        self.state = "idle"
+
+    def _receive(self, timeout: float) -> object:
+        assert self._proc is not None and self._proc.stdout is not None
+        ready, _, _ = select.select([self._proc.stdout], [], [], timeout)
+        if not ready:
+            raise TimeoutError(f"no answer within {timeout:g} s")
+        return wire.recv(self._proc.stdout)
+
+    def _failure(self, exc: BaseException) -> str:
+        assert self._proc is not None
+        code = self._proc.poll()
+        if isinstance(exc, TimeoutError):
+            return f"the worker stopped answering ({exc}); it was replaced"
+        return f"the worker died (exit status {code}) during the run; it was replaced"
+
+    def _log_tail(self) -> str:
+        if self._log is None:
+            return ""
+        self._log.seek(0)
+        return self._log.read()[-4000:].decode("utf-8", "replace")
+
+    def _kill(self) -> None:
+        self.state = "restarting"
+        if self._proc is not None:
+            try:
+                os.killpg(self._proc.pid, 9)
+            except (ProcessLookupError, PermissionError):
+                pass
+            self._proc.wait()
+            for stream in (self._proc.stdin, self._proc.stdout):
+                if stream is not None:
+                    stream.close()
+        if self._log is not None:
+            self._log.close()
+        self._proc = None
+        self._log = None
+
+    def stop(self) -> None:
+        if self._proc is not None and self._proc.poll() is None and self._proc.stdin is not None:
+            try:
+                wire.send(self._proc.stdin, Stop())
+                self._proc.wait(timeout=5)
+            except (OSError, subprocess.TimeoutExpired, wire.WireError):
+                pass
+        self._kill()
+        self.state = "stopped"
+
+
+def _worker_environment() -> dict[str, str]:
+    """The scrubbed environment, able to import this very copy of the package."""
+    env = sandbox.scrubbed_environment()
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH", "")) if p)
+    return env

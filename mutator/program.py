@@ -1,0 +1,148 @@
+"""Programs: one Python source file in harness form or script form (DESIGN.md, "Programs").
+
+This module only parses; it never imports torch, so the parent process can load and
+validate a whole corpus cheaply.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+from dataclasses import dataclass
+from enum import Enum
+from pathlib import Path
+
+FORMAT_HELP = "see seeds/README.md"
+
+
+class ProgramForm(Enum):
+    HARNESS = "harness"  # defines fn and inputs(), optionally drive(f) and state()
+    SCRIPT = "script"  # calls torch.compile itself
+
+
+class ProgramError(ValueError):
+    """A file that cannot be a program; the message names the file and what to do."""
+
+
+@dataclass(frozen=True, slots=True)
+class Program:
+    """A program's source text, its form, and the name it is shown (and traced) under."""
+
+    source: str
+    form: ProgramForm
+    name: str
+
+    @classmethod
+    def from_source(cls, source: str, name: str) -> Program:
+        """Validate `source` and detect its form; raises ProgramError naming `name`."""
+        try:
+            tree = ast.parse(source, filename=name)
+        except SyntaxError as exc:
+            where = f"{name}:{exc.lineno}" if exc.lineno else name
+            raise ProgramError(f"{where}: does not parse ({exc.msg}); fix the syntax") from None
+        return cls(source=source, form=_detect_form(tree, name), name=name)
+
+    @property
+    def digest(self) -> str:
+        """A short content hash: equal sources are the same program."""
+        return hashlib.sha1(self.source.encode()).hexdigest()[:12]
+
+
+def load_program(path: str | Path) -> Program:
+    """Read one program file; raises ProgramError with a one-line message."""
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ProgramError(f"{path}: cannot read ({exc.strerror})") from None
+    try:
+        source = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ProgramError(
+            f"{path}: not UTF-8 text (byte {data[exc.start]:#04x} at offset {exc.start}); "
+            "save it as UTF-8 Python source"
+        ) from None
+    if "\x00" in source:
+        raise ProgramError(f"{path}: contains NUL bytes, so it is not Python source")
+    return Program.from_source(source, str(path))
+
+
+def discover(paths: list[str | Path]) -> list[Path]:
+    """Expand files and directories into program files, in a stable order.
+
+    Directories are searched recursively for `*.py`, skipping hidden and cache
+    directories and `__init__.py`; a file named explicitly is always taken.
+    """
+    found: list[Path] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            found.extend(
+                p
+                for p in sorted(path.rglob("*.py"))
+                if p.name != "__init__.py"
+                and not any(part.startswith((".", "__pycache__")) for part in p.relative_to(path).parts)
+            )
+        else:
+            found.append(path)
+    return found
+
+
+def load_programs(paths: list[str | Path]) -> tuple[list[Program], list[ProgramError]]:
+    """Load every program under `paths`; bad files become errors, the rest still load."""
+    programs: list[Program] = []
+    errors: list[ProgramError] = []
+    for path in discover(paths):
+        try:
+            programs.append(load_program(path))
+        except ProgramError as exc:
+            errors.append(exc)
+    return programs, errors
+
+
+def _detect_form(tree: ast.Module, name: str) -> ProgramForm:
+    top = _top_level_names(tree)
+    if "fn" in top and "inputs" in top:
+        return ProgramForm.HARNESS
+    if _calls_compile(tree):
+        return ProgramForm.SCRIPT
+    if "fn" in top:
+        raise ProgramError(f"{name}: defines fn but no inputs(); add `def inputs(): return (...)`, {FORMAT_HELP}")
+    raise ProgramError(
+        f"{name}: defines neither fn with inputs() (harness form) nor a torch.compile call "
+        f"(script form); {FORMAT_HELP}"
+    )
+
+
+def _top_level_names(tree: ast.Module) -> set[str]:
+    names: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for target in targets:
+                names.update(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((a.asname or a.name).split(".")[0] for a in node.names)
+    return names
+
+
+def _calls_compile(tree: ast.Module) -> bool:
+    """True when the module mentions torch.compile or torch._dynamo.optimize."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute):
+            if node.attr == "compile" and isinstance(node.value, ast.Name) and node.value.id == "torch":
+                return True
+            if node.attr == "optimize" and _is_dynamo(node.value):
+                return True
+        elif isinstance(node, ast.ImportFrom) and node.module == "torch":
+            if any(alias.name == "compile" for alias in node.names):
+                return True
+    return False
+
+
+def _is_dynamo(node: ast.expr) -> bool:
+    if isinstance(node, ast.Attribute):
+        return node.attr == "_dynamo"
+    return isinstance(node, ast.Name) and node.id in {"dynamo", "_dynamo", "torchdynamo"}

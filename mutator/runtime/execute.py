@@ -1,0 +1,173 @@
+"""Run one program in this process, in one mode, and observe it.
+
+`run_program` is what a forked child executes (see `mutator.worker`); warm-up and the
+in-process benchmark call it directly. It never raises for anything the program does.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import io
+import linecache
+import random
+import re
+import sys
+import types
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import torch
+from torch._dynamo import utils as dynamo_utils
+
+from mutator.observation import CompileStats, Mode, Observation, RunConfig, Stdout
+from mutator.program import Program, ProgramForm
+from mutator.runtime.errors import exception_info
+from mutator.runtime.session import Session, recompile_reason
+from mutator.runtime.snapshot import snapshot
+
+HARNESS_MODULE = "__mutator__"
+RECOMPILE_LIMIT_GB = "Dynamo recompile limit exceeded"
+_ADDRESS = re.compile(r"0x[0-9a-fA-F]{4,}")
+
+
+class BoundedStdout(io.TextIOBase):
+    """sys.stdout for the program: keeps the first `limit` characters, hashes everything."""
+
+    def __init__(self, limit: int) -> None:
+        self._limit = limit
+        self._head: list[str] = []
+        self._kept = 0
+        self._length = 0
+        self._digest = hashlib.sha1()
+        self._normalized = hashlib.sha1()
+
+    def writable(self) -> bool:
+        return True
+
+    @property
+    def encoding(self) -> str:  # type: ignore[override]
+        return "utf-8"
+
+    def write(self, text: str) -> int:
+        if not isinstance(text, str):
+            raise TypeError(f"write() argument must be str, not {type(text).__name__}")
+        self._length += len(text)
+        encoded = text.encode("utf-8", "surrogatepass")
+        self._digest.update(encoded)
+        self._normalized.update(_ADDRESS.sub("0x?", text).encode("utf-8", "surrogatepass"))
+        if self._kept < self._limit:
+            piece = text[: self._limit - self._kept]
+            self._head.append(piece)
+            self._kept += len(piece)
+        return len(text)
+
+    def result(self) -> Stdout:
+        return Stdout(
+            head="".join(self._head),
+            length=self._length,
+            digest=self._digest.hexdigest()[:16],
+            normalized_digest=self._normalized.hexdigest()[:16],
+        )
+
+
+def seed_everything(seed: int = 0) -> None:
+    torch.manual_seed(seed)
+    random.seed(seed)
+    np.random.seed(seed)
+
+
+def run_program(program: Program, mode: Mode, config: RunConfig, emit: Callable[[object], None]) -> Observation:
+    """Execute `program` once; CallRecords go to `emit` as they happen, the rest is returned."""
+    session = Session(mode, config, emit)
+    stdout = BoundedStdout(config.stdout_limit)
+    name = HARNESS_MODULE if program.form is ProgramForm.HARNESS else "__main__"
+    module = types.ModuleType(name)
+    module.__file__ = program.name
+    session.program_globals = module.__dict__
+    previous_module = sys.modules.get(name)
+    sys.modules[name] = module
+    linecache.cache[program.name] = (len(program.source), None, program.source.splitlines(True), program.name)
+    if mode is Mode.REFERENCE:
+        torch.set_default_dtype(torch.float64)
+    seed_everything()
+    returned: Any = None
+    state: Any = None
+    state_error = uncaught = None
+    exit_code: int | None = None
+    with session.patched(), contextlib.redirect_stdout(stdout):
+        try:
+            exec(compile(program.source, program.name, "exec"), module.__dict__)
+            if program.form is ProgramForm.HARNESS:
+                returned = _drive(module)
+                if callable(module.__dict__.get("state")):
+                    try:
+                        state = snapshot(module.state())
+                    except Exception as exc:
+                        state_error = exception_info(exc)
+        except SystemExit as exc:
+            exit_code = _exit_code(exc)
+        except BaseException as exc:  # everything the program raises becomes an observation
+            uncaught = exception_info(exc)
+    if previous_module is not None:
+        sys.modules[name] = previous_module
+    else:
+        sys.modules.pop(name, None)
+    return Observation(
+        compiled=tuple(session.compiled),
+        returned=snapshot(returned) if returned is not None else None,
+        state=state,
+        state_error=state_error,
+        stdout=stdout.result(),
+        uncaught=uncaught,
+        exit_code=exit_code,
+        compile=compile_stats() if mode is Mode.COMPILED else None,
+    )
+
+
+def _drive(module: types.ModuleType) -> Any:
+    ns = module.__dict__
+    compile_kwargs = ns.get("COMPILE_KWARGS") or {}
+    if not isinstance(compile_kwargs, dict):
+        raise TypeError("COMPILE_KWARGS must be a dict of torch.compile keyword arguments")
+    compiled = torch.compile(ns["fn"], **compile_kwargs)
+    drive = ns.get("drive")
+    if callable(drive):
+        return drive(compiled)
+    args = ns["inputs"]()
+    if not isinstance(args, (tuple, list)):
+        args = (args,)
+    return compiled(*args)
+
+
+def _exit_code(exc: SystemExit) -> int:
+    if exc.code is None:
+        return 0
+    if isinstance(exc.code, int):
+        return exc.code
+    return 1  # sys.exit("message") exits with status 1
+
+
+def compile_stats() -> CompileStats:
+    """Dynamo's counters and compilation metrics for the run so far."""
+    counters = dynamo_utils.counters
+    metrics = [m for m in dynamo_utils.get_compilation_metrics() if not m.is_runtime]
+    unimplemented = sorted({gb_type(msg) for msg in counters.get("unimplemented", {})})
+    return CompileStats(
+        frames=counters["frames"].get("total", 0),
+        frames_ok=counters["frames"].get("ok", 0),
+        graphs=counters["stats"].get("unique_graphs", 0),
+        compiles=len(metrics),
+        graph_breaks=tuple(sorted({gb_type(msg) for msg in counters.get("graph_break", {})})),
+        unimplemented=tuple(unimplemented),
+        recompile_reasons=tuple(recompile_reason(m.recompile_reason) for m in metrics if m.recompile_reason),
+        recompile_limit_hit=RECOMPILE_LIMIT_GB in unimplemented,
+        fail_types=tuple(sorted({m.fail_type for m in metrics if m.fail_type})),
+        compile_seconds=round(sum(m.entire_frame_compile_time_s or 0.0 for m in metrics), 4),
+    )
+
+
+def gb_type(message: str) -> str:
+    """A graph-break counter key is the formatted message; its first line is the gb_type."""
+    return message.strip().split("\n", 1)[0].strip()[:200]

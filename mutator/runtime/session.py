@@ -1,0 +1,273 @@
+"""One run's recording: the patched `torch.compile`, the recorders it returns, the calls.
+
+In the eager run `torch.compile(f)` returns a transparent `Recorder` around `f`; in the
+compiled run, a `Recorder` around the real compiled callable. Calling a recorder records
+the call (arguments after the call, result or exception, the program's globals, and
+how many compilations it caused) and streams the record to the worker at once, so a
+crash later in the run loses nothing observed before it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+import sys
+import types
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import torch
+from torch._dynamo import utils as dynamo_utils
+
+from mutator.observation import CallRecord, CompiledCallable, Mode, Recompile, RunConfig
+from mutator.runtime.errors import exception_info
+from mutator.runtime.snapshot import signature_of, snapshot
+from mutator.values import OpaqueValue
+
+_INDUCTOR_ONLY_OPTIONS = ("mode", "options")
+
+
+class Session:
+    """The recording state of one run; `emit` sends each finished CallRecord to the worker."""
+
+    def __init__(self, mode: Mode, config: RunConfig, emit: Callable[[object], None]) -> None:
+        self.mode = mode
+        self.config = config
+        self._emit = emit
+        self.compiled: list[CompiledCallable] = []
+        self.calls = 0
+        self.depth = 0
+        self.program_globals: dict[str, Any] = {}
+        self._labels: set[str] = set()
+
+    # -- torch.compile and torch._dynamo.optimize, as the program sees them -----------------
+    @contextlib.contextmanager
+    def patched(self) -> Iterator[None]:
+        real_compile, real_optimize = torch.compile, torch._dynamo.optimize
+        torch.compile = functools.partial(self.compile, real_compile)  # type: ignore[assignment]
+        torch._dynamo.optimize = functools.partial(self.optimize, real_compile, real_optimize)  # type: ignore[assignment]
+        try:
+            yield
+        finally:
+            torch.compile, torch._dynamo.optimize = real_compile, real_optimize
+
+    def compile(self, real_compile: Callable[..., Any], model: Any = None, /, **kwargs: Any) -> Any:
+        if _called_from_torch():  # torch's own use of torch.compile is not the program's
+            return real_compile(model, **kwargs)
+        if model is None:  # @torch.compile(...) used as a decorator factory
+            return lambda target: self.compile(real_compile, target, **kwargs)
+        options = self._options(kwargs)
+        info = CompiledCallable(
+            label=self._label(model),
+            backend=_backend_name(options.get("backend")),
+            fullgraph=bool(options.get("fullgraph", False)),
+            dynamic=options.get("dynamic"),
+        )
+        self.compiled.append(info)
+        if self.mode is Mode.REFERENCE and isinstance(model, torch.nn.Module):
+            model = model.double()
+        if self.mode is Mode.COMPILED and not options.get("disable", False):
+            compiled = real_compile(model, **options)
+        else:
+            compiled = model
+        return Recorder(self, model, compiled, info.label)
+
+    def optimize(self, real_compile: Callable[..., Any], real_optimize: Callable[..., Any], *args: Any,
+                 **kwargs: Any) -> Any:
+        """torch._dynamo.optimize(backend, nopython=...) as a decorator, as old reproducers use it."""
+        if _called_from_torch():  # torch.compile itself is built on optimize
+            return real_optimize(*args, **kwargs)
+        backend = args[0] if args else kwargs.get("backend", "inductor")
+        options = dict(backend=backend, fullgraph=kwargs.get("nopython", False), dynamic=kwargs.get("dynamic"))
+        return lambda target: self.compile(real_compile, target, **options)
+
+    def _options(self, kwargs: dict[str, Any]) -> dict[str, Any]:
+        options = dict(kwargs)
+        if not callable(options.get("backend")):  # a backend named by string, or none
+            options["backend"] = self.config.backend
+        if options["backend"] != "inductor":
+            for key in _INDUCTOR_ONLY_OPTIONS:
+                options.pop(key, None)
+        if self.config.fullgraph is not None:
+            options["fullgraph"] = self.config.fullgraph
+        if self.config.dynamic is not None:
+            options["dynamic"] = self.config.dynamic
+        return options
+
+    def _label(self, model: Any) -> str:
+        base = getattr(model, "__qualname__", None) or type(model).__name__
+        label, n = base, 1
+        while label in self._labels:
+            n += 1
+            label = f"{base}#{n}"
+        self._labels.add(label)
+        return label
+
+    # -- calls ---------------------------------------------------------------------------
+    def record(self, recorder: Recorder, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """Run one outermost call through `recorder` and emit its CallRecord."""
+        index = self.calls
+        self.calls += 1
+        signature, exact = _safe(lambda: signature_of((args, kwargs, _global_state(), self.globals_view())), ("", ""))
+        if self.mode is Mode.REFERENCE:
+            args, kwargs = _to_float64(args), _to_float64(kwargs)
+        compiles_before = len(dynamo_utils.get_compilation_metrics())
+        try:
+            result = recorder._compiled(*args, **kwargs)
+        except BaseException as exc:
+            self._emit_call(index, recorder, args, kwargs, signature, exact, compiles_before, exception=exc)
+            raise
+        self._emit_call(index, recorder, args, kwargs, signature, exact, compiles_before, result=result)
+        return result
+
+    def _emit_call(self, index: int, recorder: Recorder, args: tuple[Any, ...], kwargs: dict[str, Any],
+                   signature: str, exact: str, compiles_before: int, *, result: Any = None,
+                   exception: BaseException | None = None) -> None:
+        new_metrics = dynamo_utils.get_compilation_metrics()[compiles_before:]
+        self._emit(
+            CallRecord(
+                index=index,
+                label=recorder._label,
+                args=_safe(lambda: snapshot(args)),
+                kwargs=_safe(lambda: snapshot(kwargs)),
+                result=_safe(lambda: snapshot(result, inputs=args)) if exception is None else None,
+                exception=exception_info(exception) if exception is not None else None,
+                program_state=_safe(lambda: snapshot(self.globals_view())),
+                signature=signature,
+                exact_signature=exact,
+                compiles=sum(1 for m in new_metrics if not m.is_runtime),
+                recompiles=tuple(
+                    Recompile(_code_key(m), recompile_reason(m.recompile_reason))
+                    for m in new_metrics
+                    if m.recompile_reason
+                ),
+            )
+        )
+
+    def globals_view(self) -> dict[str, Any]:
+        """The program's data globals and its classes' data attributes: what side effects reach."""
+        view: dict[str, Any] = {}
+        module_name = self.program_globals.get("__name__")
+        for name, value in self.program_globals.items():
+            if name.startswith("__"):
+                continue
+            if isinstance(value, Recorder):
+                view[name] = value.__dict__["_target"]
+            elif isinstance(value, type) and value.__module__ == module_name:
+                view[name] = {k: v for k, v in vars(value).items() if not k.startswith("__") and _is_data(v)}
+            elif _is_data(value):
+                view[name] = value
+        return view
+
+
+class Recorder:
+    """What `torch.compile` returns inside a run: calls through it are observation points.
+
+    Attribute reads and writes go to the original object, as OptimizedModule's do.
+    """
+
+    _mutator_recorder = True
+
+    def __init__(self, session: Session, target: Any, compiled: Any, label: str) -> None:
+        d = self.__dict__
+        d["_session"], d["_target"], d["_compiled"], d["_label"] = session, target, compiled, label
+        for name in ("__name__", "__qualname__", "__doc__", "__module__"):
+            if hasattr(target, name) and not isinstance(target, torch.nn.Module):
+                d[name] = getattr(target, name)
+        d["__wrapped__"] = target
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        session = self.__dict__["_session"]
+        if torch.compiler.is_compiling() or session.depth:  # nested: only the outermost call records
+            return self.__dict__["_compiled"](*args, **kwargs)
+        session.depth += 1
+        try:
+            return session.record(self, args, kwargs)
+        finally:
+            session.depth -= 1
+
+    def __get__(self, obj: Any, objtype: Any = None) -> Any:
+        """`@torch.compile` on a method: bind like a function would."""
+        return self if obj is None else types.MethodType(self, obj)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.__dict__["_target"], name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        setattr(self.__dict__["_target"], name, value)
+
+    def __delattr__(self, name: str) -> None:
+        delattr(self.__dict__["_target"], name)
+
+
+def recompile_reason(text: str) -> str:
+    """'0/1: L['x'].size()[0] == 3   # x.sum()  # file:4 in f' -> "L['x'].size()[0] == 3"."""
+    first = text.strip().splitlines()[0] if text.strip() else ""
+    if ": " in first and first.split(": ", 1)[0].replace("/", "").isdigit():
+        first = first.split(": ", 1)[1]
+    return " ".join(first.split("#", 1)[0].split())[:300]
+
+
+def _called_from_torch() -> bool:
+    """Whether the nearest caller outside this module is torch's code (nn.Module.compile aside)."""
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_globals.get("__name__") == __name__:
+        frame = frame.f_back
+    caller = frame.f_globals.get("__name__", "") if frame is not None else ""
+    return (caller == "torch" or caller.startswith("torch.")) and caller != "torch.nn.modules.module"
+
+
+def _backend_name(backend: Any) -> str:
+    if isinstance(backend, str):
+        return backend
+    return "callable:" + str(getattr(backend, "__name__", type(backend).__name__))
+
+
+def _code_key(metrics: Any) -> str:
+    return f"{metrics.co_name}@{os.path.basename(metrics.co_filename or '?')}:{metrics.co_firstlineno}"
+
+
+def _global_state() -> tuple[Any, ...]:
+    return (
+        dict(os.environ),
+        torch.is_grad_enabled(),
+        torch.is_inference_mode_enabled(),
+        str(torch.get_default_dtype()),
+        torch.is_autocast_enabled("cpu"),
+        str(torch.get_autocast_dtype("cpu")),
+        torch.are_deterministic_algorithms_enabled(),
+    )
+
+
+def _is_data(value: Any) -> bool:
+    return not isinstance(
+        value,
+        (types.ModuleType, types.FunctionType, types.BuiltinFunctionType, type, functools.partial,
+         property, staticmethod, classmethod),
+    ) and not getattr(type(value), "__module__", "").startswith("typing")
+
+
+def _to_float64(value: Any) -> Any:
+    if isinstance(value, torch.Tensor) and value.is_floating_point():
+        return value.detach().to(torch.float64).requires_grad_(value.requires_grad) if value.is_leaf else value.to(torch.float64)
+    if isinstance(value, torch.nn.Module):
+        return value.double()
+    if isinstance(value, tuple) and not hasattr(value, "_fields"):
+        return tuple(_to_float64(v) for v in value)
+    if isinstance(value, list):
+        return [_to_float64(v) for v in value]
+    if isinstance(value, dict) and type(value) is dict:
+        return {k: _to_float64(v) for k, v in value.items()}
+    return value
+
+
+def _safe(build: Callable[[], Any], fallback: Any = None) -> Any:
+    """Our own snapshot code must never change what the program does."""
+    try:
+        return build()
+    except Exception as exc:  # a bug of ours or a hostile object: record it, don't propagate
+        if fallback is not None:
+            return fallback
+        return OpaqueValue("snapshot-failed", f"{type(exc).__name__}: {exc}"[:200])
+

@@ -1,0 +1,261 @@
+"""Turn live Python values (tensors, modules, containers, user objects) into `values` trees.
+
+Only instance dictionaries and slots are read: a snapshot never calls a property, a
+`__getattr__`, `__repr__` or `__eq__` of the program's, so taking it cannot change
+what it observes.
+"""
+
+from __future__ import annotations
+
+import collections
+import enum
+import hashlib
+import types
+from typing import Any
+
+import numpy as np
+import torch
+
+from mutator.values import (
+    MapValue,
+    ObjectValue,
+    OpaqueValue,
+    RefValue,
+    SeqValue,
+    SetValue,
+    TensorValue,
+    Value,
+    structure_digest,
+)
+
+MAX_DEPTH = 8
+MAX_ITEMS = 256
+MAX_ELEMENTS = 200_000  # larger tensors keep an evenly strided sample of this many values
+MAX_STR = 4096
+
+_MODULE_INTERNALS = frozenset(torch.nn.Module().__dict__) | {"_compiled_call_impl"}
+_COMPILE_MARKS = ("_is_torch_compile", "_torchdynamo", "_dynamo")  # what torch.compile writes on objects
+_OPAQUE_TYPES = (
+    types.FunctionType,
+    types.BuiltinFunctionType,
+    types.MethodType,
+    types.BuiltinMethodType,
+    types.ModuleType,
+    type,
+)
+_UNREADABLE = (RuntimeError, TypeError, ValueError, NotImplementedError, AttributeError)
+
+
+def snapshot(value: Any, *, inputs: tuple[Any, ...] = ()) -> Value:
+    """Snapshot `value`; tensors sharing storage with one of `inputs` are marked `argN`."""
+    return _Snapshotter(inputs).take(value, "", 0)
+
+
+def signature_of(value: Any) -> tuple[str, str]:
+    """(metadata digest, digest with tensor values) of a value: "same inputs" for storms."""
+    tree = snapshot(value)
+    return structure_digest(tree, with_values=False), structure_digest(tree, with_values=True)
+
+
+class _Snapshotter:
+    def __init__(self, inputs: tuple[Any, ...]) -> None:
+        self._seen: dict[int, tuple[str, str]] = {}  # id -> (kind, path) of mutable objects
+        self._storages: dict[int, str] = {}
+        for i, arg in enumerate(inputs):
+            if isinstance(arg, torch.Tensor):
+                ptr = _storage_ptr(arg)
+                if ptr:
+                    self._storages.setdefault(ptr, f"arg{i}")
+
+    def take(self, value: Any, path: str, depth: int) -> Value:
+        if value is None or isinstance(value, (bool, int, float, complex)):
+            return value if type(value) in (bool, int, float, complex) or value is None else _scalar(value)
+        if isinstance(value, str):
+            return _bounded_str(value)
+        if isinstance(value, bytes):
+            return value[:MAX_STR]
+        if depth > MAX_DEPTH:
+            return OpaqueValue(_kind(value), "<deeper than the snapshot bound>")
+        if isinstance(value, torch.Tensor):
+            return self._memo(value, path, lambda: self._tensor(value, path, depth))
+        if isinstance(value, (torch.dtype, torch.device, torch.layout, torch.memory_format)):
+            return OpaqueValue(_kind(value), str(value))
+        if isinstance(value, torch.Size):
+            return SeqValue("Size", tuple(int(v) for v in value))
+        if isinstance(value, np.ndarray):
+            return _numpy_value("ndarray", value)
+        if isinstance(value, np.generic):
+            return _numpy_value(type(value).__name__, np.asarray(value))
+        if isinstance(value, enum.Enum):
+            return OpaqueValue(_kind(value), value.name)
+        if isinstance(value, _OPAQUE_TYPES):
+            return OpaqueValue(_kind(value), _qualname(value))
+        if isinstance(value, (range, slice)):
+            return OpaqueValue(_kind(value), repr(value))
+        if isinstance(value, BaseException):
+            return OpaqueValue(_kind(value), _bounded_str(str(value)))
+        if "_mutator_recorder" in type(value).__dict__:  # a Recorder: never ask it for attributes
+            return OpaqueValue("compiled", object.__getattribute__(value, "_label"))
+        if isinstance(value, tuple):  # tuple identity is an implementation detail: no memo
+            return self._sequence(value, path, depth)
+        if isinstance(value, (list, collections.deque)):
+            return self._memo(value, path, lambda: self._sequence(value, path, depth))
+        if isinstance(value, (dict, types.MappingProxyType)):
+            return self._memo(value, path, lambda: self._mapping(value, path, depth))
+        if isinstance(value, (set, frozenset)):
+            return self._memo(value, path, lambda: self._set(value, path, depth))
+        if isinstance(value, torch.nn.Module):
+            return self._memo(value, path, lambda: self._module(value, path, depth))
+        return self._memo(value, path, lambda: self._object(value, path, depth))
+
+    def _memo(self, value: Any, path: str, build: Any) -> Value:
+        key = id(value)
+        if key in self._seen:
+            kind, first = self._seen[key]
+            return RefValue(kind, first or "<root>")
+        self._seen[key] = (_kind(value), path)
+        return build()
+
+    def _tensor(self, t: torch.Tensor, path: str, depth: int) -> TensorValue:
+        with torch._C.DisableTorchFunctionSubclass():
+            grad = t.grad if t.is_leaf and t.requires_grad else None
+            values, digest = _tensor_values(t)
+            return TensorValue(
+                type_name=_kind(t),
+                dtype=str(t.dtype),
+                shape=tuple(int(s) for s in t.shape),
+                requires_grad=bool(t.requires_grad),
+                device=str(t.device),
+                values=values,
+                digest=digest,
+                grad=self._tensor(grad, path + ".grad", depth + 1) if grad is not None else None,
+                alias=self._storages.get(_storage_ptr(t)),
+            )
+
+    def _sequence(self, value: Any, path: str, depth: int) -> SeqValue:
+        items = list(value)
+        return SeqValue(
+            _kind(value),
+            tuple(self.take(v, f"{path}[{i}]", depth + 1) for i, v in enumerate(items[:MAX_ITEMS])),
+            max(0, len(items) - MAX_ITEMS),
+        )
+
+    def _mapping(self, value: Any, path: str, depth: int) -> MapValue:
+        items = list(value.items())
+        return MapValue(
+            _kind(value),
+            tuple(
+                (self.take(k, f"{path}.key", depth + 1), self.take(v, f"{path}[{k!r}]", depth + 1))
+                for k, v in items[:MAX_ITEMS]
+            ),
+            max(0, len(items) - MAX_ITEMS),
+        )
+
+    def _set(self, value: Any, path: str, depth: int) -> SetValue:
+        taken = [self.take(v, f"{path}{{}}", depth + 1) for v in list(value)[:MAX_ITEMS]]
+        taken.sort(key=lambda v: structure_digest(v, with_values=True))
+        return SetValue(_kind(value), tuple(taken), max(0, len(value) - MAX_ITEMS))
+
+    def _module(self, module: torch.nn.Module, path: str, depth: int) -> ObjectValue:
+        fields: list[tuple[str, Value]] = []
+        for group in (module._parameters, module._buffers, module._modules):
+            for name, item in group.items():
+                fields.append((name, self.take(item, f"{path}.{name}", depth + 1)))
+        for name, item in module.__dict__.items():
+            if name not in _MODULE_INTERNALS and not name.startswith(("__", *_COMPILE_MARKS)):
+                fields.append((name, self.take(item, f"{path}.{name}", depth + 1)))
+        return ObjectValue(_kind(module), tuple(fields))
+
+    def _object(self, obj: Any, path: str, depth: int) -> Value:
+        fields: list[tuple[str, Value]] = []
+        attrs = _instance_attrs(obj)
+        if attrs is None:
+            return OpaqueValue(_kind(obj), "")
+        for name, item in attrs:
+            fields.append((name, self.take(item, f"{path}.{name}", depth + 1)))
+        if isinstance(obj, dict):  # a dict subclass with attributes: keep its items too
+            fields.append(("<items>", self._mapping(obj, path, depth)))
+        return ObjectValue(_kind(obj), tuple(fields))
+
+
+def _instance_attrs(obj: Any) -> list[tuple[str, Any]] | None:
+    attrs: list[tuple[str, Any]] = []
+    found = False
+    try:
+        d = object.__getattribute__(obj, "__dict__")
+    except AttributeError:
+        d = None
+    if isinstance(d, dict):
+        found = True
+        attrs.extend((k, v) for k, v in list(d.items())[:MAX_ITEMS] if not k.startswith(("__", *_COMPILE_MARKS)))
+    for cls in type(obj).__mro__:
+        slots = cls.__dict__.get("__slots__", ())
+        for name in (slots,) if isinstance(slots, str) else slots:
+            if name in ("__dict__", "__weakref__"):
+                continue
+            found = True
+            try:
+                attrs.append((name, object.__getattribute__(obj, name)))
+            except AttributeError:
+                attrs.append((name, OpaqueValue("unset", "")))
+    return attrs if found else None
+
+
+def _tensor_values(t: torch.Tensor) -> tuple[np.ndarray | None, str]:
+    try:
+        data = t.detach()
+        if data.is_nested or data.device.type != "cpu":
+            return None, f"unreadable:{data.device.type}"
+        if data.layout != torch.strided:
+            data = data.to_dense()
+        if data.is_quantized:
+            data = data.dequantize()
+        data = data.resolve_conj().resolve_neg()
+        if data.dtype in (torch.bfloat16,) or data.dtype.itemsize == 1 and data.dtype.is_floating_point:
+            data = data.to(torch.float32)
+        arr = np.array(data.numpy(), copy=True).reshape(-1)
+    except _UNREADABLE as exc:  # fake or functional tensors that escaped a trace, odd dtypes
+        return None, f"unreadable:{type(exc).__name__}"
+    if arr.size > MAX_ELEMENTS:
+        arr = arr[:: -(-arr.size // MAX_ELEMENTS)].copy()
+    arr.setflags(write=False)
+    digest = hashlib.sha1(f"{t.dtype}{tuple(t.shape)}".encode() + arr.tobytes()).hexdigest()[:16]
+    return arr, digest
+
+
+def _numpy_value(kind: str, arr: np.ndarray) -> TensorValue:
+    flat = np.array(arr, copy=True).reshape(-1)
+    flat.setflags(write=False)
+    digest = hashlib.sha1(f"{arr.dtype}{arr.shape}".encode() + flat.tobytes()).hexdigest()[:16]
+    return TensorValue(kind, f"numpy.{arr.dtype}", tuple(arr.shape), False, "numpy", flat, digest)
+
+
+def _storage_ptr(t: torch.Tensor) -> int:
+    try:
+        return t.untyped_storage().data_ptr()
+    except _UNREADABLE:
+        return 0
+
+
+def _scalar(value: Any) -> Any:
+    """A subclass of a scalar type (an IntEnum, a bool-like): keep its plain value."""
+    for base in (bool, int, float, complex):
+        if isinstance(value, base):
+            return base(value)
+    return value
+
+
+def _bounded_str(value: str) -> str:
+    if len(value) <= MAX_STR:
+        return value
+    digest = hashlib.sha1(value.encode("utf-8", "replace")).hexdigest()[:12]
+    return f"{value[:MAX_STR]}...<{len(value)} chars, sha1 {digest}>"
+
+
+def _kind(value: Any) -> str:
+    return type(value).__name__
+
+
+def _qualname(value: Any) -> str:
+    name = getattr(value, "__qualname__", None) or getattr(value, "__name__", None) or ""
+    return str(name)

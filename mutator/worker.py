@@ -1,0 +1,274 @@
+"""A warm worker process: imports torch once, warms Dynamo, then forks one child per run.
+
+Started by `WorkerPool` as `python -m mutator.worker`; speaks `mutator.protocol` frames
+on its stdin/stdout. Every run happens in a forked child in its own process group, with a
+scrubbed environment, a temporary working directory, memory and CPU limits and
+faulthandler; the worker turns however the child ends into an `ExecResult`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import faulthandler
+import gc
+import math
+import os
+import select
+import shutil
+import signal
+import sys
+import tempfile
+import time
+import traceback
+from typing import Any
+
+from mutator import sandbox, wire
+from mutator.observation import CallRecord, ExecResult, Mode, Observation, Outcome
+from mutator.protocol import Done, Job, Ready, Stop
+from mutator.values import OpaqueValue
+
+MAX_REPORT_BYTES = 256 << 20
+STDERR_TAIL = 4096
+KILL_GRACE = 2.0  # seconds to wait for the pipe to close after killing a timed-out child
+_INTERNAL_FAILURE = 70  # exit status of a child whose runtime (not program) failed
+_ALLOCATION_FAILURE = ("can't allocate memory", "not enough memory", "DefaultCPUAllocator")
+
+
+def main() -> None:
+    proto_in = os.fdopen(os.dup(0), "rb", buffering=0)
+    proto_out = os.fdopen(os.dup(1), "wb", buffering=0)
+    devnull = os.open(os.devnull, os.O_RDWR)
+    os.dup2(devnull, 0)
+    os.dup2(2, 1)  # stray prints from torch must not corrupt the protocol
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when we stop
+    wire.send(proto_out, warm_up())
+    private_fds = (proto_in.fileno(), proto_out.fileno())
+    while True:
+        try:
+            message = wire.recv(proto_in)
+        except wire.WireError:
+            return  # the parent is gone
+        if isinstance(message, Stop):
+            return
+        wire.send(proto_out, Done(message.job_id, run_isolated(message, private_fds)))
+
+
+def warm_up() -> Ready:
+    """Import torch and run the warm-up programs in this process, then freeze the heap."""
+    started = time.perf_counter()
+    import torch
+
+    torch.set_num_threads(1)  # forked children of a process with an OpenMP pool hang
+    torch.set_num_interop_threads(1)
+    import torch._inductor.config as inductor_config
+    from torch._dynamo import utils as dynamo_utils
+
+    from mutator.observation import RunConfig
+    from mutator.runtime.execute import run_program
+    from mutator.runtime.warmup import WARMUP_PROGRAMS
+
+    inductor_config.compile_threads = 1
+    dynamo_utils.set_compilation_metrics_limit(1_000_000)
+    for program in WARMUP_PROGRAMS:
+        for mode in (Mode.EAGER, Mode.COMPILED):
+            run_program(program, mode, RunConfig(), emit=lambda _: None)
+            torch._dynamo.reset()
+    dynamo_utils.counters.clear()
+    dynamo_utils.clear_compilation_metrics()
+    gc.collect()
+    gc.freeze()  # children then do not touch (and copy) the warm heap when they collect
+    return Ready(pid=os.getpid(), torch_version=torch.__version__, warmup_seconds=time.perf_counter() - started)
+
+
+def run_isolated(job: Job, private_fds: tuple[int, ...] = ()) -> ExecResult:
+    """Run `job` in a forked child and describe how it ended; never raises for the program."""
+    scratch = tempfile.mkdtemp(prefix="mutator-run-")
+    read_end, write_end = os.pipe()
+    started = time.monotonic()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read_end)
+        _child(job, write_end, scratch, private_fds)  # does not return
+    os.close(write_end)
+    try:
+        os.setpgid(pid, pid)
+    except OSError:
+        pass  # the child already did it, or already exited
+    data, timed_out, overflow = _collect(read_end, pid, started + job.config.timeout)
+    os.close(read_end)
+    status = _reap(pid)
+    seconds = time.monotonic() - started
+    stderr_tail = _tail(os.path.join(scratch, "stderr"))
+    shutil.rmtree(scratch, ignore_errors=True)
+    return _result(job, data, status, timed_out=timed_out, overflow=overflow, seconds=seconds, stderr_tail=stderr_tail)
+
+
+def _child(job: Job, write_end: int, scratch: str, private_fds: tuple[int, ...]) -> None:
+    status = _INTERNAL_FAILURE
+    try:
+        os.setpgid(0, 0)
+        sandbox.die_with_parent()
+        for fd in private_fds:
+            os.close(fd)
+        _redirect(1, os.path.join(scratch, "stdout"))
+        _redirect(2, os.path.join(scratch, "stderr"))
+        faulthandler.enable(file=sys.stderr, all_threads=True)
+        work = os.path.join(scratch, "work")
+        os.mkdir(work)
+        os.chdir(work)
+        tempfile.tempdir = work
+        sandbox.scrub_os_environ()
+        os.environ.update(HOME=work, TMPDIR=work, TORCHINDUCTOR_CACHE_DIR=os.path.join(work, "inductor"))
+        pipe = os.fdopen(write_end, "wb", buffering=0)
+
+        def emit(record: CallRecord) -> None:
+            pipe.write(_encode_call(record))
+
+        from mutator.runtime.execute import run_program
+
+        sandbox.limit_resources(
+            memory_bytes=sandbox.address_space_bytes() + (job.config.memory_mb << 20),
+            cpu_seconds=math.ceil(job.config.timeout) + 1,
+        )
+        observation = run_program(job.program, job.mode, job.config, emit)
+        sandbox.lift_memory_limit()
+        pipe.write(wire.encode(("final", observation)))
+        status = 0
+    except BaseException:  # our runtime failed, not the program: report it as such
+        try:
+            sandbox.lift_memory_limit()
+            text = traceback.format_exc()
+            os.write(2, text.encode("utf-8", "replace"))
+            os.write(write_end, wire.encode(("error", text[-STDERR_TAIL:])))
+        except BaseException:
+            pass
+    finally:
+        os._exit(status)
+
+
+def _encode_call(record: CallRecord) -> bytes:
+    try:
+        return wire.encode(("call", record))
+    except Exception as exc:  # a snapshot we cannot pickle: keep the call, drop the values
+        lost = OpaqueValue("unpicklable", type(exc).__name__)
+        return wire.encode(
+            ("call", dataclasses.replace(record, args=lost, kwargs=lost, result=lost, program_state=lost))
+        )
+
+
+def _redirect(fd: int, path: str) -> None:
+    target = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.dup2(target, fd)
+    os.close(target)
+
+
+def _collect(read_end: int, pid: int, deadline: float) -> tuple[bytes, bool, bool]:
+    """Read the child's reports until it closes the pipe, killing it at the deadline."""
+    chunks: list[bytes] = []
+    size = 0
+    timed_out = overflow = False
+    while True:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            if timed_out:
+                break  # killed, yet something still holds the pipe open
+            timed_out = True
+            _kill_group(pid)
+            deadline = time.monotonic() + KILL_GRACE
+            continue
+        ready, _, _ = select.select([read_end], [], [], min(remaining, 1.0))
+        if not ready:
+            continue
+        chunk = os.read(read_end, 1 << 16)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+        if size > MAX_REPORT_BYTES:
+            overflow = True
+            _kill_group(pid)
+            break
+    return b"".join(chunks), timed_out, overflow
+
+
+def _reap(pid: int) -> int:
+    deadline = time.monotonic() + KILL_GRACE
+    while time.monotonic() < deadline:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            _kill_group(pid)  # anything the program left running in its group
+            return status
+        time.sleep(0.002)
+    _kill_group(pid)
+    _, status = os.waitpid(pid, 0)
+    return status
+
+
+def _kill_group(pid: int) -> None:
+    for kill in (os.killpg, os.kill):
+        try:
+            kill(pid, signal.SIGKILL)
+            return
+        except (ProcessLookupError, PermissionError):
+            continue
+
+
+def _tail(path: str) -> str:
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            f.seek(max(0, f.tell() - STDERR_TAIL))
+            text = f.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
+    # faulthandler ends its dump with a long list of extension modules: not worth the space
+    return "\n".join(line for line in text.splitlines() if not line.startswith("Extension modules:"))
+
+
+def _result(job: Job, data: bytes, status: int, *, timed_out: bool, overflow: bool, seconds: float,
+            stderr_tail: str) -> ExecResult:
+    frames, _ = wire.decode_all(data)
+    calls = tuple(body for kind, body in frames if kind == "call")
+    final = next((body for kind, body in frames if kind == "final"), None)
+    error = next((body for kind, body in frames if kind == "error"), None)
+    observation = dataclasses.replace(final if final is not None else Observation(), calls=calls)
+    base: dict[str, Any] = dict(
+        program=job.program.name, mode=job.mode, observation=observation, seconds=round(seconds, 4),
+        stderr_tail=stderr_tail,
+    )
+    signum = os.WTERMSIG(status) if os.WIFSIGNALED(status) else None
+    code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else None
+    if timed_out:
+        return ExecResult(**base, outcome=Outcome.TIMEOUT, signal=signum,
+                          detail=f"no result after {job.config.timeout:g} s of wall clock; killed")
+    if overflow:
+        return ExecResult(**base, outcome=Outcome.LOST, detail=f"reported more than {MAX_REPORT_BYTES >> 20} MB")
+    if signum == signal.SIGXCPU:
+        return ExecResult(**base, outcome=Outcome.TIMEOUT, signal=signum, detail="exceeded its CPU time limit")
+    if signum is not None:
+        name = signal.Signals(signum).name if signum in signal.Signals._value2member_map_ else str(signum)
+        hint = " (the kernel's OOM killer?)" if signum == signal.SIGKILL else ""
+        return ExecResult(**base, outcome=Outcome.SIGNALLED, signal=signum, detail=f"killed by {name}{hint}")
+    if final is not None:
+        outcome, detail = _program_outcome(final)
+        return ExecResult(**base, outcome=outcome, exit_code=code, detail=detail)
+    if error is not None:
+        return ExecResult(**base, outcome=Outcome.LOST, exit_code=code,
+                          detail="the runtime failed: " + error.strip().splitlines()[-1])
+    return ExecResult(**base, outcome=Outcome.EXITED, exit_code=code,
+                      detail=f"the process exited with status {code} before reporting (os._exit?)")
+
+
+def _program_outcome(observation: Observation) -> tuple[Outcome, str]:
+    exc = observation.uncaught
+    if exc is not None:
+        if exc.is_a("MemoryError") or any(marker in exc.message for marker in _ALLOCATION_FAILURE):
+            return Outcome.MEMORY, "ran out of memory: " + exc.one_line()
+        return Outcome.RAISED, "raised " + exc.one_line()
+    if observation.exit_code not in (None, 0):
+        return Outcome.EXITED, f"called sys.exit({observation.exit_code})"
+    return Outcome.COMPLETED, ""
+
+
+if __name__ == "__main__":
+    main()
