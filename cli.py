@@ -52,16 +52,16 @@ def run(paths: tuple[str, ...], backend: str, timeout: float, memory_mb: int, jo
     console = Console(stderr=True)
     programs, errors = load_programs(list(paths))
     for error in errors:
-        console.print(f"[red]error:[/red] {error}", highlight=False)
+        click.echo(f"error: {error}", err=True)  # one line each, whatever the terminal width
     if not programs:
-        console.print("[red]error:[/red] no programs to run")
+        click.echo("error: no programs to run", err=True)
         sys.exit(EXIT_USAGE)
     config = RunConfig(backend=backend, timeout=timeout, memory_mb=memory_mb)
     try:
         with WorkerPool(workers=jobs, config=config) as pool:
             results = _check_all(Checker(pool), programs, pool.size, console, show_progress=not as_json)
     except PoolError as exc:
-        console.print(f"[red]error:[/red] {exc}")
+        click.echo(f"error: {exc}", err=True)
         sys.exit(EXIT_USAGE)
     except KeyboardInterrupt:
         console.print("interrupted")
@@ -69,7 +69,7 @@ def run(paths: tuple[str, ...], backend: str, timeout: float, memory_mb: int, jo
     if as_json:
         click.echo(json.dumps([check_to_json(r) for r in results], indent=2))
     else:
-        _print_table(Console(), results)
+        _print_table(Console(width=None if sys.stdout.isatty() else 200), results)
     if any(r.verdict.is_finding for r in results):
         sys.exit(EXIT_FINDINGS)
     if errors:

@@ -9,19 +9,18 @@ whether the difference is numeric noise.
 
 from __future__ import annotations
 
-import time
 from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Protocol
 
-from mutator.observation import ExecResult, Mode
+from mutator.observation import ExecResult, Mode, RunConfig
 from mutator.oracle import Judgement, Oracle
 from mutator.program import Program
 from mutator.verdict import Verdict
 
 
 class Runner(Protocol):
-    def submit(self, program: Program, mode: Mode) -> Future[ExecResult]: ...
+    def submit(self, program: Program, mode: Mode, config: RunConfig | None = None) -> Future[ExecResult]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,7 +28,11 @@ class CheckResult:
     program: Program
     judgement: Judgement
     runs: tuple[ExecResult, ...]  # eager, compiled, then any confirmation runs
-    seconds: float
+
+    @property
+    def seconds(self) -> float:
+        """Time spent running the program (all runs), not time spent waiting for a worker."""
+        return sum(run.seconds for run in self.runs)
 
     @property
     def verdict(self) -> Verdict:
@@ -49,20 +52,20 @@ class CheckResult:
 
 
 class Checker:
-    def __init__(self, runner: Runner, oracle: Oracle | None = None) -> None:
+    def __init__(self, runner: Runner, oracle: Oracle | None = None, *, config: RunConfig | None = None) -> None:
         self._runner = runner
         self._oracle = oracle or Oracle()
+        self._config = config  # None: the runner's own
 
     def check(self, program: Program) -> CheckResult:
-        started = time.monotonic()
         eager, compiled = self._run(program, Mode.EAGER, Mode.COMPILED)
         first = self._oracle.judge(eager, compiled)
         if not first.verdict.is_finding:
-            return CheckResult(program, first, (eager, compiled), time.monotonic() - started)
+            return CheckResult(program, first, (eager, compiled))
         modes = [Mode.EAGER, Mode.COMPILED] + ([Mode.REFERENCE] if first.numeric else [])
         again = self._run(program, *modes)
         runs = (eager, compiled, *again)
-        return CheckResult(program, self._confirm(first, eager, compiled, *again), runs, time.monotonic() - started)
+        return CheckResult(program, self._confirm(first, eager, compiled, *again), runs)
 
     def _confirm(self, first: Judgement, eager: ExecResult, compiled: ExecResult, eager2: ExecResult,
                  compiled2: ExecResult, reference: ExecResult | None = None) -> Judgement:
@@ -80,5 +83,5 @@ class Checker:
         return first
 
     def _run(self, program: Program, *modes: Mode) -> list[ExecResult]:
-        futures = [self._runner.submit(program, mode) for mode in modes]
+        futures = [self._runner.submit(program, mode, self._config) for mode in modes]
         return [f.result() for f in futures]

@@ -257,6 +257,7 @@ def _explained_by_reference(e: np.ndarray, c: np.ndarray, ref: np.ndarray) -> bo
 
 def _compare_map(diverge: Any, found: _Collector, obs: str, where: str, path: str,
                  e: MapValue, c: MapValue, r: Any) -> None:
+    one, other = found.names
     if e.kind != c.kind:
         diverge("type", f"{one} {e.kind}, {other} {c.kind}")
         return
@@ -264,11 +265,11 @@ def _compare_map(diverge: Any, found: _Collector, obs: str, where: str, path: st
     c_keys = [_key(k) for k, _ in c.items]
     if e_keys != c_keys:
         if sorted(e_keys) == sorted(c_keys):
-            diverge("keys", f"same keys in a different order: {one} {e_keys[:8]}, {other} {c_keys[:8]}")
+            diverge("keys", f"same keys in a different order: {one} [{', '.join(e_keys[:8])}], {other} [{', '.join(c_keys[:8])}]")
         else:
             missing = [k for k in e_keys if k not in c_keys][:5]
             extra = [k for k in c_keys if k not in e_keys][:5]
-            diverge("keys", f"keys differ: only {one} has {missing}, only {other} has {extra}")
+            diverge("keys", f"keys differ: only {one} has [{', '.join(missing)}], only {other} has [{', '.join(extra)}]")
         return
     r_map = {_key(k): v for k, v in r.items} if isinstance(r, MapValue) else {}
     for (k, ev), (_, cv) in zip(e.items, c.items):
@@ -277,6 +278,7 @@ def _compare_map(diverge: Any, found: _Collector, obs: str, where: str, path: st
 
 def _compare_object(diverge: Any, found: _Collector, obs: str, where: str, path: str,
                     e: ObjectValue, c: ObjectValue, r: Any) -> None:
+    one, other = found.names
     if e.kind != c.kind:
         diverge("type", f"{one} {e.kind}, {other} {c.kind}")
         return
@@ -312,8 +314,10 @@ def _same_text_with_numbers(a: str, b: str) -> bool:
             fx, fy = float(x), float(y)
         except ValueError:
             return False
+        # a value near a rounding boundary may print one unit apart in its last decimal;
+        # numbers printed without decimals (integers, "1." in a tensor) must match exactly
         step = max(_printed_step(x), _printed_step(y))
-        if not abs(fx - fy) <= 1.01 * step + 1e-5 * abs(fx):
+        if step >= 1 or not abs(fx - fy) <= 1.01 * step + 1e-5 * abs(fx):
             return False
     return True
 

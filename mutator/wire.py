@@ -33,21 +33,37 @@ def recv(stream: BinaryIO) -> Any:
     return pickle.loads(_read_exactly(stream, size))
 
 
+class FrameReader:
+    """Decode frames as bytes arrive from a pipe, without re-reading what came before."""
+
+    def __init__(self) -> None:
+        self._buffer = bytearray()
+        self.frames: list[Any] = []
+        self.broken = False
+
+    def feed(self, data: bytes) -> list[Any]:
+        """Append `data`; return the frames it completed."""
+        self._buffer += data
+        new: list[Any] = []
+        while not self.broken and len(self._buffer) >= _HEADER.size:
+            (size,) = _HEADER.unpack_from(self._buffer, 0)
+            end = _HEADER.size + size
+            if len(self._buffer) < end:
+                break
+            try:
+                new.append(pickle.loads(bytes(self._buffer[_HEADER.size:end])))
+            except (pickle.UnpicklingError, EOFError, AttributeError, ImportError, TypeError, ValueError):
+                self.broken = True
+            del self._buffer[:end]
+        self.frames.extend(new)
+        return new
+
+
 def decode_all(buffer: bytes) -> tuple[list[Any], bool]:
     """Every complete frame in `buffer`, and whether the buffer ended cleanly on a frame."""
-    frames: list[Any] = []
-    offset = 0
-    while offset + _HEADER.size <= len(buffer):
-        (size,) = _HEADER.unpack_from(buffer, offset)
-        end = offset + _HEADER.size + size
-        if end > len(buffer):
-            return frames, False
-        try:
-            frames.append(pickle.loads(buffer[offset + _HEADER.size : end]))
-        except (pickle.UnpicklingError, EOFError, AttributeError, ImportError, TypeError, ValueError):
-            return frames, False
-        offset = end
-    return frames, offset == len(buffer)
+    reader = FrameReader()
+    reader.feed(buffer)
+    return reader.frames, not reader.broken and not reader._buffer
 
 
 def _read_exactly(stream: BinaryIO, size: int) -> bytes:

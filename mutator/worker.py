@@ -82,6 +82,7 @@ def warm_up() -> Ready:
 
 def run_isolated(job: Job, private_fds: tuple[int, ...] = ()) -> ExecResult:
     """Run `job` in a forked child and describe how it ended; never raises for the program."""
+    _reap_exiting()
     scratch = tempfile.mkdtemp(prefix="mutator-run-")
     read_end, write_end = os.pipe()
     started = time.monotonic()
@@ -94,13 +95,16 @@ def run_isolated(job: Job, private_fds: tuple[int, ...] = ()) -> ExecResult:
         os.setpgid(pid, pid)
     except OSError:
         pass  # the child already did it, or already exited
-    data, timed_out, overflow = _collect(read_end, pid, started + job.config.timeout)
+    frames, timed_out, overflow, reported = _collect(read_end, pid, started + job.config.timeout)
     os.close(read_end)
-    status = _reap(pid)
+    # A child that reported is done; its exit (tearing down a copy of the warm heap) can
+    # finish while we answer. Otherwise how it died is the answer: wait for it.
+    status = _reap(pid, wait=not reported)
     seconds = time.monotonic() - started
     stderr_tail = _tail(os.path.join(scratch, "stderr"))
     shutil.rmtree(scratch, ignore_errors=True)
-    return _result(job, data, status, timed_out=timed_out, overflow=overflow, seconds=seconds, stderr_tail=stderr_tail)
+    return _result(job, frames, status, timed_out=timed_out, overflow=overflow, seconds=seconds,
+                   stderr_tail=stderr_tail)
 
 
 def _child(job: Job, write_end: int, scratch: str, private_fds: tuple[int, ...]) -> None:
@@ -162,9 +166,13 @@ def _redirect(fd: int, path: str) -> None:
     os.close(target)
 
 
-def _collect(read_end: int, pid: int, deadline: float) -> tuple[bytes, bool, bool]:
-    """Read the child's reports until it closes the pipe, killing it at the deadline."""
-    chunks: list[bytes] = []
+def _collect(read_end: int, pid: int, deadline: float) -> tuple[list[Any], bool, bool, bool]:
+    """Read the child's reports until it reports its end or closes the pipe; kill it at the deadline.
+
+    Returns the frames, whether it timed out, whether it reported too much, and whether it
+    sent its final report.
+    """
+    reader = wire.FrameReader()
     size = 0
     timed_out = overflow = False
     while True:
@@ -182,26 +190,49 @@ def _collect(read_end: int, pid: int, deadline: float) -> tuple[bytes, bool, boo
         chunk = os.read(read_end, 1 << 16)
         if not chunk:
             break
-        chunks.append(chunk)
         size += len(chunk)
+        if any(kind in ("final", "error") for kind, _ in reader.feed(chunk)):
+            break
         if size > MAX_REPORT_BYTES:
             overflow = True
             _kill_group(pid)
             break
-    return b"".join(chunks), timed_out, overflow
+    reported = any(kind in ("final", "error") for kind, _ in reader.frames)
+    return reader.frames, timed_out, overflow, reported and not timed_out
 
 
-def _reap(pid: int) -> int:
+_exiting: list[int] = []  # children that reported and are still tearing down
+
+
+def _reap(pid: int, *, wait: bool) -> int | None:
+    """The child's wait status; None if it reported and has not finished exiting yet."""
+    if not wait:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            _kill_group(pid)  # anything the program left running in its group
+            return status
+        _exiting.append(pid)
+        return None
     deadline = time.monotonic() + KILL_GRACE
     while time.monotonic() < deadline:
         done, status = os.waitpid(pid, os.WNOHANG)
         if done:
-            _kill_group(pid)  # anything the program left running in its group
+            _kill_group(pid)
             return status
         time.sleep(0.002)
     _kill_group(pid)
     _, status = os.waitpid(pid, 0)
     return status
+
+
+def _reap_exiting() -> None:
+    while _exiting:
+        pid = _exiting.pop()
+        _kill_group(pid)
+        try:
+            os.waitpid(pid, 0)
+        except ChildProcessError:
+            pass
 
 
 def _kill_group(pid: int) -> None:
@@ -225,9 +256,8 @@ def _tail(path: str) -> str:
     return "\n".join(line for line in text.splitlines() if not line.startswith("Extension modules:"))
 
 
-def _result(job: Job, data: bytes, status: int, *, timed_out: bool, overflow: bool, seconds: float,
-            stderr_tail: str) -> ExecResult:
-    frames, _ = wire.decode_all(data)
+def _result(job: Job, frames: list[Any], status: int | None, *, timed_out: bool, overflow: bool,
+            seconds: float, stderr_tail: str) -> ExecResult:
     calls = tuple(body for kind, body in frames if kind == "call")
     final = next((body for kind, body in frames if kind == "final"), None)
     error = next((body for kind, body in frames if kind == "error"), None)
@@ -236,25 +266,25 @@ def _result(job: Job, data: bytes, status: int, *, timed_out: bool, overflow: bo
         program=job.program.name, mode=job.mode, observation=observation, seconds=round(seconds, 4),
         stderr_tail=stderr_tail,
     )
-    signum = os.WTERMSIG(status) if os.WIFSIGNALED(status) else None
-    code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else None
+    signum = os.WTERMSIG(status) if status is not None and os.WIFSIGNALED(status) else None
+    code = os.WEXITSTATUS(status) if status is not None and os.WIFEXITED(status) else None
     if timed_out:
         return ExecResult(**base, outcome=Outcome.TIMEOUT, signal=signum,
                           detail=f"no result after {job.config.timeout:g} s of wall clock; killed")
     if overflow:
         return ExecResult(**base, outcome=Outcome.LOST, detail=f"reported more than {MAX_REPORT_BYTES >> 20} MB")
-    if signum == signal.SIGXCPU:
-        return ExecResult(**base, outcome=Outcome.TIMEOUT, signal=signum, detail="exceeded its CPU time limit")
-    if signum is not None:
-        name = signal.Signals(signum).name if signum in signal.Signals._value2member_map_ else str(signum)
-        hint = " (the kernel's OOM killer?)" if signum == signal.SIGKILL else ""
-        return ExecResult(**base, outcome=Outcome.SIGNALLED, signal=signum, detail=f"killed by {name}{hint}")
     if final is not None:
         outcome, detail = _program_outcome(final)
         return ExecResult(**base, outcome=outcome, exit_code=code, detail=detail)
     if error is not None:
         return ExecResult(**base, outcome=Outcome.LOST, exit_code=code,
                           detail="the runtime failed: " + error.strip().splitlines()[-1])
+    if signum == signal.SIGXCPU:
+        return ExecResult(**base, outcome=Outcome.TIMEOUT, signal=signum, detail="exceeded its CPU time limit")
+    if signum is not None:
+        name = signal.Signals(signum).name if signum in signal.Signals._value2member_map_ else str(signum)
+        hint = " (the kernel's OOM killer?)" if signum == signal.SIGKILL else ""
+        return ExecResult(**base, outcome=Outcome.SIGNALLED, signal=signum, detail=f"killed by {name}{hint}")
     return ExecResult(**base, outcome=Outcome.EXITED, exit_code=code,
                       detail=f"the process exited with status {code} before reporting (os._exit?)")
 

@@ -1,0 +1,17 @@
+# Sourced by ./mutate and ./run-tests: create .venv on first use (or when pyproject.toml
+# changes) with the CPU build of torch 2.13.0 and this package, editable, with test extras.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+VENV="${MUTATOR_VENV:-$ROOT/.venv}"
+STAMP="$VENV/.mutator-installed"
+PYTHON="${PYTHON:-python3}"
+if [ ! -x "$VENV/bin/python" ]; then
+    echo "setting up $VENV (first run: installs torch 2.13.0, CPU build)..." >&2
+    "$PYTHON" -m venv "$VENV"
+fi
+if [ ! -f "$STAMP" ] || [ "$ROOT/pyproject.toml" -nt "$STAMP" ]; then
+    # torch first and pinned: an unpinned torch would pull a multi-GB CUDA build
+    "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check "torch==2.13.0"
+    "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check -e "$ROOT[test]"
+    touch "$STAMP"
+fi

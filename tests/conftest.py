@@ -1,0 +1,33 @@
+from __future__ import annotations
+
+import os
+import textwrap
+
+import pytest
+
+from mutator.program import Program
+
+SECRET = "sk-mutator-test-secret-never-visible"
+
+
+def program(source: str, name: str = "prog.py") -> Program:
+    return Program.from_source(textwrap.dedent(source).lstrip(), name)
+
+
+@pytest.fixture(scope="session")
+def pool():
+    """One warm pool for the integration tests (workers take seconds to start)."""
+    from mutator.observation import RunConfig
+    from mutator.pool import WorkerPool
+
+    os.environ["OPENAI_API_KEY"] = SECRET  # must never reach a program
+    os.environ["MUTATOR_TEST_TOKEN"] = SECRET
+    with WorkerPool(workers=2, config=RunConfig(timeout=30)) as pool:
+        yield pool
+
+
+@pytest.fixture(scope="session")
+def checker(pool):
+    from mutator.check import Checker
+
+    return Checker(pool)

@@ -1,0 +1,322 @@
+"""Each verdict from a real program, through real workers and real torch.
+
+A deterministic way to make compiled code differ from eager: Dynamo evaluates
+`torch.compiler.is_compiling()` as True inside the compiled region.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from mutator.check import Checker
+from mutator.observation import Mode, Outcome, RunConfig
+from mutator.verdict import Verdict
+
+from tests.conftest import SECRET, program
+
+pytestmark = pytest.mark.integration
+
+# Flags a side effect only in the compiled run; drive then misbehaves on the host side.
+ONLY_COMPILED = """
+import os, signal, sys
+import torch
+SEEN = []
+def fn(x):
+    if torch.compiler.is_compiling():
+        SEEN.append(1)
+    return x + 1
+def inputs():
+    return (torch.ones(3),)
+def drive(f):
+    out = f(*inputs())
+    if SEEN:
+        {action}
+    return out
+"""
+
+
+def check(checker, source, name="prog.py"):
+    return checker.check(program(source, name))
+
+
+def test_equal_program_passes_in_two_runs(checker):
+    result = check(checker, """
+        import torch
+        class M(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lin = torch.nn.Linear(4, 2)
+            def forward(self, x):
+                return self.lin(x).relu().sum(0)
+        fn = M()
+        def inputs():
+            return (torch.randn(3, 4),)
+    """)
+    assert result.verdict is Verdict.PASS, result.reason
+    assert [r.mode for r in result.runs] == [Mode.EAGER, Mode.COMPILED]
+    assert result.compiled.observation.compile.graphs == 1
+
+
+def test_value_mismatch(checker):
+    result = check(checker, """
+        import torch
+        def fn(x):
+            if torch.compiler.is_compiling():
+                return x + 1
+            return x * 1
+        def inputs():
+            return (torch.ones(3),)
+    """)
+    assert result.verdict is Verdict.MISMATCH, result.reason
+    assert "3 of 3 values differ" in result.reason
+    assert len(result.runs) == 5  # confirmed: eager and compiled again, plus the float64 reference
+
+
+def test_compiled_swallowing_an_exception_is_a_mismatch(checker):
+    result = check(checker, """
+        import torch
+        def fn(x):
+            if not torch.compiler.is_compiling():
+                raise KeyError("eager only")
+            return x
+        def inputs():
+            return (torch.ones(3),)
+    """)
+    assert result.verdict is Verdict.MISMATCH and "KeyError" in result.reason
+
+
+def test_exception_only_when_compiled_is_a_crash(checker):
+    result = check(checker, """
+        import torch
+        def fn(x):
+            if torch.compiler.is_compiling():
+                x = x.view(7)  # fake-tensor propagation fails at trace time
+            return x + 1
+        def inputs():
+            return (torch.ones(3),)
+    """)
+    assert result.verdict is Verdict.CRASH, result.reason
+    assert result.judgement.exception.short_type == "TorchRuntimeError"
+
+
+def test_both_raising_is_invalid_with_both_types(checker):
+    result = check(checker, """
+        import torch
+        def fn(x):
+            return x @ x
+        def inputs():
+            return (torch.ones(2, 3),)
+    """)
+    assert result.verdict is Verdict.INVALID
+    assert result.judgement.eager_exception.type_name == "RuntimeError"
+    assert result.judgement.exception.short_type == "TorchRuntimeError"
+    assert len(result.runs) == 2
+
+
+def test_raising_backend_is_a_backend_failure(checker):
+    result = check(checker, """
+        import torch
+        def refusing_backend(gm, example_inputs):
+            raise RuntimeError("backend says no")
+        COMPILE_KWARGS = {"backend": refusing_backend}
+        def fn(x):
+            return x.sin() * 2
+        def inputs():
+            return (torch.ones(3),)
+    """)
+    assert result.verdict is Verdict.BACKEND_FAILURE, result.reason
+    assert result.compiled.observation.compiled[0].backend == "callable:refusing_backend"
+
+
+def test_graph_break_under_fullgraph(checker):
+    result = check(checker, """
+        import torch
+        COMPILE_KWARGS = {"fullgraph": True}
+        def fn(x):
+            y = x * 2
+            torch._dynamo.graph_break()
+            return y + 1
+        def inputs():
+            return (torch.ones(3),)
+    """)
+    assert result.verdict is Verdict.FULLGRAPH_BREAK
+    assert result.judgement.exception.gb_type == "Call to `torch._dynamo.graph_break()`"
+
+
+def test_graph_break_without_fullgraph_passes_and_is_counted(checker):
+    result = check(checker, """
+        import torch
+        def fn(x):
+            y = x * 2
+            print("between graphs")
+            return y + 1
+        def inputs():
+            return (torch.ones(3),)
+    """)
+    assert result.verdict is Verdict.PASS, result.reason
+    assert result.compiled.observation.compile.graph_breaks == ("Failed to trace builtin operator",)
+
+
+def test_recompile_limit_is_a_storm(checker):
+    result = check(checker, """
+        import torch
+        SCALE = 0
+        def fn(x):
+            return x * SCALE
+        def inputs():
+            return (torch.ones(2),)
+        def drive(f):
+            global SCALE
+            outs = []
+            for i in range(12):
+                SCALE = i
+                outs.append(f(*inputs()))
+            return outs
+    """)
+    assert result.verdict is Verdict.RECOMPILE_STORM, result.reason
+    assert "recompile limit" in result.reason
+
+
+@pytest.mark.parametrize("action,signal_name", [("os.abort()", "SIGABRT"),
+                                                ("os.kill(os.getpid(), signal.SIGSEGV)", "SIGSEGV")])
+def test_death_by_signal_is_a_crash_with_faulthandler_output(checker, action, signal_name):
+    result = check(checker, ONLY_COMPILED.format(action=action))
+    assert result.verdict is Verdict.CRASH and signal_name in result.reason
+    assert "Fatal Python error" in result.compiled.stderr_tail
+
+
+def test_infinite_loop_on_the_compiled_path_is_a_hang(pool):
+    checker = Checker(pool, config=RunConfig(timeout=5))
+    result = check(checker, ONLY_COMPILED.format(action="while True: pass"))
+    assert result.verdict is Verdict.HANG
+    assert result.compiled.outcome is Outcome.TIMEOUT and result.runs[3].outcome is Outcome.TIMEOUT
+
+
+def test_memory_bomb_on_the_compiled_path_is_a_crash(checker):
+    result = check(checker, ONLY_COMPILED.format(action="blob = bytearray(64 * 1024 ** 3)"))
+    assert result.verdict is Verdict.CRASH and result.compiled.outcome is Outcome.MEMORY
+
+
+def test_memory_bomb_in_both_runs_is_invalid(checker):
+    result = check(checker, ONLY_COMPILED.format(action="pass").replace(
+        "def inputs():\n", "def inputs():\n    blob = bytearray(64 * 1024 ** 3)\n"))
+    assert result.verdict is Verdict.INVALID and result.eager.outcome is Outcome.MEMORY
+
+
+def test_os_exit_and_sys_exit_are_results(checker):
+    exits = check(checker, ONLY_COMPILED.format(action="os._exit(0)"))
+    assert exits.verdict is Verdict.CRASH and exits.compiled.outcome is Outcome.EXITED
+    both = check(checker, ONLY_COMPILED.format(action="pass").replace("return out", "sys.exit(3)"))
+    assert both.verdict is Verdict.INVALID and both.eager.observation.exit_code == 3
+    clean = check(checker, """
+        import sys
+        import torch
+        def fn(x):
+            return x + 1
+        def inputs():
+            return (torch.ones(3),)
+        def drive(f):
+            f(*inputs())
+            sys.exit(0)
+    """)
+    assert clean.verdict is Verdict.PASS, clean.reason
+
+
+def test_hundred_megabytes_of_stdout(checker):
+    result = check(checker, """
+        import torch
+        def fn(x):
+            return x + 1
+        def inputs():
+            return (torch.ones(3),)
+        def drive(f):
+            print("x" * (100 * 1024 * 1024))
+            return f(*inputs())
+    """)
+    assert result.verdict is Verdict.PASS
+    out = result.eager.observation.stdout
+    assert out.length == 100 * 1024 * 1024 + 1 and out.truncated and len(out.head) == 64 * 1024
+
+
+def test_secrets_never_reach_the_program(checker):
+    result = check(checker, """
+        import os
+        import torch
+        def fn(x):
+            return x + 1
+        def inputs():
+            return (torch.ones(3),)
+        def drive(f):
+            print(os.environ.get("OPENAI_API_KEY"), os.environ.get("MUTATOR_TEST_TOKEN"))
+            print(open("/proc/self/environ", "rb").read().decode(errors="replace"))
+            return f(*inputs())
+    """)
+    assert result.verdict is Verdict.PASS
+    for run in result.runs:
+        assert run.observation.stdout.head.startswith("None None\n")
+        assert SECRET not in run.observation.stdout.head
+
+
+def test_unseeded_randomness_is_unstable(checker):
+    result = check(checker, """
+        import random
+        import torch
+        def fn(x):
+            return x * 2
+        def inputs():
+            return (torch.ones(3),)
+        def drive(f):
+            return f(torch.ones(2) * random.SystemRandom().random())
+    """)
+    assert result.verdict is Verdict.UNSTABLE and "two eager runs disagree" in result.reason
+
+
+def test_seeded_randomness_is_reproducible(checker):
+    result = check(checker, """
+        import random
+        import numpy as np
+        import torch
+        def fn(x):
+            return x * torch.rand(3) + random.random() + float(np.random.rand())
+        def inputs():
+            return (torch.randn(3),)
+    """)
+    assert result.verdict is Verdict.PASS, result.reason
+
+
+def test_in_place_mutation_of_arguments_is_observed(pool):
+    result = pool.run(program("""
+        import torch
+        def fn(x):
+            x.add_(1)
+            return x.sum()
+        def inputs():
+            return (torch.zeros(3),)
+    """), Mode.COMPILED)
+    [call] = result.observation.calls
+    assert list(call.args.items[0].values) == [1.0, 1.0, 1.0]
+
+
+def test_a_program_killing_its_worker_is_lost_and_the_pool_recovers(pool, checker):
+    restarts = pool.restarts
+    lost = check(checker, """
+        import os, signal
+        import torch
+        def fn(x):
+            return x + 1
+        def inputs():
+            os.kill(os.getppid(), signal.SIGKILL)
+            return (torch.ones(3),)
+    """)
+    assert lost.eager.outcome is Outcome.LOST and lost.verdict is Verdict.INVALID
+    assert pool.restarts >= restarts + 2
+    assert check(checker, "import torch\ndef fn(x):\n    return x\ndef inputs():\n    return (torch.ones(1),)\n").verdict \
+        is Verdict.PASS
+
+
+def test_pool_keeps_working_after_crashes(checker):
+    for action in ("os.abort()", "blob = bytearray(64 * 1024 ** 3)"):
+        assert check(checker, ONLY_COMPILED.format(action=action)).verdict is Verdict.CRASH
+    # the same program without the misbehaviour still differs only by the global it sets
+    result = check(checker, ONLY_COMPILED.format(action="pass"))
+    assert result.verdict is Verdict.MISMATCH and "program globals" in result.reason

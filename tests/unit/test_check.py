@@ -1,0 +1,76 @@
+"""The confirmation protocol, against a scripted runner: no processes, no torch."""
+
+from concurrent.futures import Future
+
+from mutator.check import Checker
+from mutator.observation import Mode, Outcome
+from mutator.program import Program
+from mutator.verdict import Verdict
+
+from tests.helpers import call, compiled_run, run, tensor
+
+PROGRAM = Program.from_source("def fn(x):\n    return x\ndef inputs():\n    return (1,)\n", "p.py")
+
+
+class ScriptedRunner:
+    """Answers each mode from a queue of prepared results and records what was asked."""
+
+    def __init__(self, **results):
+        self.queues = {Mode[name.upper()]: list(values) for name, values in results.items()}
+        self.asked: list[Mode] = []
+
+    def submit(self, program, mode, config=None):
+        self.asked.append(mode)
+        future = Future()
+        future.set_result(self.queues[mode].pop(0))
+        return future
+
+
+def ok(value):
+    return run(calls=[call(result=tensor([value]))])
+
+
+def compiled(value):
+    return compiled_run(calls=[call(result=tensor([value]))])
+
+
+def test_a_passing_program_costs_two_runs():
+    runner = ScriptedRunner(eager=[ok(1.0)], compiled=[compiled(1.0)])
+    result = Checker(runner).check(PROGRAM)
+    assert result.verdict is Verdict.PASS and runner.asked == [Mode.EAGER, Mode.COMPILED]
+
+
+def test_a_confirmed_mismatch_reruns_both_and_checks_float64():
+    runner = ScriptedRunner(eager=[ok(1.0), ok(1.0)], compiled=[compiled(2.0), compiled(2.0)],
+                            reference=[run(Mode.REFERENCE, calls=[call(result=tensor([1.0], "torch.float64"))])])
+    result = Checker(runner).check(PROGRAM)
+    assert result.verdict is Verdict.MISMATCH
+    assert sorted(m.value for m in runner.asked) == ["compiled", "compiled", "eager", "eager", "reference"]
+    assert len(result.runs) == 5
+
+
+def test_float64_reference_can_clear_a_numeric_mismatch():
+    runner = ScriptedRunner(eager=[ok(1.0), ok(1.0)], compiled=[compiled(1.2), compiled(1.2)],
+                            reference=[run(Mode.REFERENCE, calls=[call(result=tensor([1.1], "torch.float64"))])])
+    assert Checker(runner).check(PROGRAM).verdict is Verdict.PASS
+
+
+def test_disagreeing_eager_runs_are_unstable():
+    runner = ScriptedRunner(eager=[ok(1.0), ok(7.0)], compiled=[compiled(2.0), compiled(2.0)],
+                            reference=[run(Mode.REFERENCE)])
+    result = Checker(runner).check(PROGRAM)
+    assert result.verdict is Verdict.UNSTABLE and "two eager runs disagree" in result.reason
+
+
+def test_divergence_that_does_not_reproduce_is_unstable():
+    runner = ScriptedRunner(eager=[ok(1.0), ok(1.0)], compiled=[compiled(2.0), compiled(1.0)],
+                            reference=[run(Mode.REFERENCE)])
+    result = Checker(runner).check(PROGRAM)
+    assert result.verdict is Verdict.UNSTABLE and "did not reproduce" in result.reason
+
+
+def test_non_numeric_findings_skip_the_reference_run():
+    hang = compiled_run(outcome=Outcome.TIMEOUT, detail="t")
+    runner = ScriptedRunner(eager=[ok(1.0), ok(1.0)], compiled=[hang, hang])
+    assert Checker(runner).check(PROGRAM).verdict is Verdict.HANG
+    assert Mode.REFERENCE not in runner.asked

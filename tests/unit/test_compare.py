@@ -1,0 +1,110 @@
+import math
+
+from mutator.compare import compare_observations, compare_stdout, exceptions_match
+from mutator.observation import Observation
+from mutator.values import MapValue, ObjectValue, SeqValue
+
+from tests.helpers import call, exc, stdout, tensor
+
+
+def diverges(e_value, c_value, r_value=None):
+    eager = Observation(calls=(call(result=e_value),))
+    compiled = Observation(calls=(call(result=c_value),))
+    reference = Observation(calls=(call(result=r_value),)) if r_value is not None else None
+    return compare_observations(eager, compiled, reference)
+
+
+def test_float32_values_within_assert_close_tolerance_match():
+    assert diverges(tensor([1.0, 2.0]), tensor([1.0 + 1e-6, 2.0])) == []
+
+
+def test_float32_values_beyond_tolerance_diverge_as_numeric():
+    [d] = diverges(tensor([1.0, 2.0]), tensor([1.0, 2.1]))
+    assert d.aspect == "value" and d.numeric and "max abs diff 0.1" in d.detail
+
+
+def test_nan_in_the_same_place_is_agreement():
+    assert diverges(tensor([math.nan, 1.0]), tensor([math.nan, 1.0])) == []
+    assert diverges(tensor([math.nan, 1.0]), tensor([0.0, 1.0]))
+
+
+def test_dtype_shape_and_requires_grad_are_compared_before_values():
+    assert diverges(tensor([1.0]), tensor([1.0], "torch.float64"))[0].aspect == "dtype"
+    assert diverges(tensor([1.0, 2.0]), tensor([[1.0, 2.0]]))[0].aspect == "shape"
+    assert diverges(tensor([1.0], requires_grad=True), tensor([1.0]))[0].aspect == "requires_grad"
+
+
+def test_integer_tensors_compare_exactly():
+    [d] = diverges(tensor([1, 2, 3], "torch.int64"), tensor([1, 2, 4], "torch.int64"))
+    assert not d.numeric and "1 of 3 values differ" in d.detail
+
+
+def test_aliasing_an_input_is_observed():
+    [d] = diverges(tensor([1.0], alias="arg0"), tensor([1.0]))
+    assert d.aspect == "alias"
+
+
+def test_float64_reference_forgives_noise_that_eager_shares():
+    # eager is 0.1 off the float64 truth, compiled 0.12 off: numeric noise of the same size
+    assert diverges(tensor([1.0]), tensor([1.22]), tensor([1.1], "torch.float64")) == []
+
+
+def test_float64_reference_does_not_forgive_a_real_difference():
+    [d] = diverges(tensor([1.0]), tensor([3.0]), tensor([1.0000001], "torch.float64"))
+    assert "beyond the float64 reference" in d.detail
+
+
+def test_python_floats_use_float32_tolerance():
+    assert diverges(1.0, 1.0 + 1e-7) == []
+    assert diverges(1.0, 1.5)[0].numeric
+
+
+def test_type_changes_are_divergences():
+    assert diverges(1, 1.0)[0].aspect == "type"
+    assert diverges(SeqValue("list", (1,)), SeqValue("tuple", (1,)))[0].aspect == "type"
+
+
+def test_dict_order_and_keys():
+    a = MapValue("dict", (("x", 1), ("y", 2)))
+    b = MapValue("dict", (("y", 2), ("x", 1)))
+    c = MapValue("dict", (("x", 1),))
+    assert "different order" in diverges(a, b)[0].detail
+    assert "only eager has ['y'], only compiled has []" in diverges(a, c)[0].detail
+
+
+def test_object_attributes_added_or_removed():
+    a = ObjectValue("Cfg", (("k", 1),))
+    b = ObjectValue("Cfg", (("k", 1), ("extra", 2)))
+    [d] = diverges(a, b)
+    assert d.aspect == "missing" and "only compiled has: ['extra']" in d.detail
+
+
+def test_call_count_difference():
+    eager = Observation(calls=(call(0), call(1)))
+    compiled = Observation(calls=(call(0),))
+    assert compare_observations(eager, compiled)[0].observation == "calls"
+
+
+def test_stdout_numbers_equal_to_printed_precision():
+    assert compare_stdout(stdout("loss 0.1235\n"), stdout("loss 0.1234\n")) is None
+    assert compare_stdout(stdout("tensor([1.0000, 2.5000])"), stdout("tensor([1.0000, 2.5001])")) is None
+    assert compare_stdout(stdout("loss 0.12\n"), stdout("loss 0.15\n")) is not None
+    assert compare_stdout(stdout("a\nb\n"), stdout("a\nc\n")).detail.startswith("line 2")
+
+
+def test_names_label_the_two_runs():
+    eager = Observation(calls=(call(result=1),))
+    again = Observation(calls=(call(result=2),))
+    [d] = compare_observations(eager, again, names=("first eager run", "second"))
+    assert d.detail == "first eager run 1, second 2"
+
+
+def test_exception_match_allows_dynamo_wrappers_but_not_internal_errors():
+    runtime = exc("RuntimeError")
+    wrapped = exc("torch._dynamo.exc.TorchRuntimeError", bases=("torch._dynamo.exc.TorchDynamoException", "RuntimeError"))
+    internal = exc("torch._dynamo.exc.InternalTorchDynamoError",
+                   bases=("torch._dynamo.exc.TorchDynamoException", "RuntimeError"))
+    assert exceptions_match(runtime, wrapped)
+    assert not exceptions_match(runtime, internal)
+    assert not exceptions_match(runtime, None)
+    assert exceptions_match(None, None)

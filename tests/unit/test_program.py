@@ -1,0 +1,79 @@
+from pathlib import Path
+
+import pytest
+
+from mutator.program import Program, ProgramError, ProgramForm, discover, load_program, load_programs
+
+HARNESS = """
+import torch
+def fn(x):
+    return x + 1
+def inputs():
+    return (torch.ones(2),)
+"""
+
+
+@pytest.mark.parametrize("source", [
+    "import torch\n@torch.compile\ndef f(x):\n    return x\nprint(f(torch.ones(1)))\n",
+    "import torch\nf = torch.compile(lambda x: x, fullgraph=True)\n",
+    "import torch\n@torch.compile(backend='inductor')\ndef f(x):\n    return x\n",
+    "import torch._dynamo\n@torch._dynamo.optimize('eager')\ndef f(x):\n    return x\n",
+    "from torch import compile\nf = compile(abs)\n",
+])
+def test_script_form_is_any_file_that_calls_torch_compile(source):
+    assert Program.from_source(source, "s.py").form is ProgramForm.SCRIPT
+
+
+def test_harness_form_needs_fn_and_inputs():
+    assert Program.from_source(HARNESS, "h.py").form is ProgramForm.HARNESS
+
+
+def test_module_instance_as_fn_is_harness():
+    source = "import torch\nclass M(torch.nn.Module):\n    pass\nfn = M()\ndef inputs():\n    return ()\n"
+    assert Program.from_source(source, "h.py").form is ProgramForm.HARNESS
+
+
+def test_fn_without_inputs_says_what_to_add():
+    with pytest.raises(ProgramError, match=r"h\.py: defines fn but no inputs\(\)"):
+        Program.from_source("def fn(x):\n    return x\n", "h.py")
+
+
+def test_neither_form_names_the_file_and_the_readme():
+    with pytest.raises(ProgramError, match=r"x\.py: defines neither .* see seeds/README\.md"):
+        Program.from_source("import re\nre.compile('a')\n", "x.py")
+
+
+def test_syntax_error_names_file_and_line():
+    with pytest.raises(ProgramError, match=r"bad\.py:2: does not parse"):
+        Program.from_source("x = 1\ndef (:\n", "bad.py")
+
+
+def test_non_utf8_file_names_the_offending_byte(tmp_path: Path):
+    path = tmp_path / "latin.py"
+    path.write_bytes(b"# caf\xe9\nimport torch\n")
+    with pytest.raises(ProgramError, match=r"latin\.py: not UTF-8 text \(byte 0xe9 at offset 5\)"):
+        load_program(path)
+
+
+def test_batch_keeps_going_past_bad_files(tmp_path: Path):
+    (tmp_path / "good.py").write_text(HARNESS)
+    (tmp_path / "bad.py").write_text("def (:\n")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "also_good.py").write_text(HARNESS)
+    programs, errors = load_programs([tmp_path])
+    assert [Path(p.name).name for p in programs] == ["good.py", "also_good.py"]
+    assert len(errors) == 1 and "bad.py" in str(errors[0])
+
+
+def test_discover_skips_hidden_and_cache_dirs(tmp_path: Path):
+    for rel in ("a.py", ".hidden/b.py", "__pycache__/c.py", "pkg/__init__.py", "pkg/d.py", "notes.txt"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("")
+    assert [p.relative_to(tmp_path).as_posix() for p in discover([tmp_path])] == ["a.py", "pkg/d.py"]
+
+
+def test_digest_is_content_identity():
+    a = Program.from_source(HARNESS, "a.py")
+    b = Program.from_source(HARNESS, "b.py")
+    assert a.digest == b.digest
+    assert a.digest != Program.from_source(HARNESS + "\n# changed\n", "a.py").digest
