@@ -1,0 +1,1 @@
+"""Mutation: operators that rewrite a program's compiled region, and the Mutator that picks them."""

@@ -1,0 +1,249 @@
+"""What an operator needs to know about a program: its tree, its compiled region, its driver.
+
+The *compiled region* is the code Dynamo traces: the harness's `fn` (or the `forward` of
+the module instance bound to `fn`), whatever a script passes to or decorates with
+`torch.compile`, and, transitively, the functions, methods and classes of the same file
+that those reference. The *driver* is the code that calls the compiled callable: the
+harness's `drive(f)`, or a script's top-level statements.
+"""
+
+from __future__ import annotations
+
+import builtins
+import keyword
+from dataclasses import dataclass, field
+from typing import Literal
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from mutator.program import Program, ProgramForm
+
+Target = Literal["region", "driver", "anywhere"]
+HARNESS_HOOKS = frozenset({"inputs", "drive", "state"})
+ENTRY_METHODS = ("forward", "__call__")
+
+
+@dataclass
+class MutationContext:
+    """A parsed program with its region and driver; built once and shared by operators."""
+
+    program: Program
+    module: cst.Module
+    entries: list[cst.FunctionDef]  # the compiled callables themselves
+    region: list[cst.FunctionDef]  # entries and everything they reach in this file
+    region_ids: dict[int, str]  # id(node) -> qualified name of its region function
+    driver_ids: set[int]
+    names: set[str]
+    lines: dict[int, int] = field(default_factory=dict)  # id(node) -> line
+
+    @classmethod
+    def of(cls, program: Program) -> MutationContext:
+        module = cst.parse_module(program.source)
+        wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+        positions = wrapper.resolve(PositionProvider)
+        entries, region = _find_region(module, program.form)
+        region_ids: dict[int, str] = {}
+        for qualname, fn in _qualified(module, region):
+            for node in _walk(fn):
+                region_ids.setdefault(id(node), qualname)
+        return cls(
+            program=program,
+            module=module,
+            entries=entries,
+            region=region,
+            region_ids=region_ids,
+            driver_ids={id(n) for stmt in _driver_statements(module, program.form) for n in _walk(stmt)},
+            names=_all_names(module),
+            lines={id(node): pos.start.line for node, pos in positions.items()},
+        )
+
+    @property
+    def is_harness(self) -> bool:
+        return self.program.form is ProgramForm.HARNESS
+
+    def in_target(self, node: cst.CSTNode, target: Target) -> bool:
+        if target == "region":
+            return id(node) in self.region_ids
+        if target == "driver":
+            return id(node) in self.driver_ids
+        return True
+
+    def where(self, node: cst.CSTNode) -> str:
+        """A site label for provenance: 'forward:12' (function and line)."""
+        owner = self.region_ids.get(id(node)) or ("drive" if id(node) in self.driver_ids else "module")
+        return f"{owner}:{self.lines.get(id(node), 0)}"
+
+    def top_level(self, name: str) -> cst.CSTNode | None:
+        """The top-level def, class or assignment binding `name`, if any."""
+        for stmt in self.module.body:
+            if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)) and stmt.name.value == name:
+                return stmt
+            if isinstance(stmt, cst.SimpleStatementLine):
+                for small in stmt.body:
+                    if isinstance(small, cst.Assign) and any(
+                        isinstance(t.target, cst.Name) and t.target.value == name for t in small.targets
+                    ):
+                        return stmt
+        return None
+
+
+class NameAllocator:
+    """Fresh identifiers that collide with nothing in the program (nor with each other)."""
+
+    def __init__(self, taken: set[str]) -> None:
+        self._taken = set(taken) | set(dir(builtins)) | set(keyword.kwlist)
+
+    def fresh(self, base: str) -> str:
+        name, n = base, 1
+        while name in self._taken:
+            n += 1
+            name = f"{base}_{n}"
+        self._taken.add(name)
+        return name
+
+
+def _find_region(module: cst.Module, form: ProgramForm) -> tuple[list[cst.FunctionDef], list[cst.FunctionDef]]:
+    functions = {s.name.value: s for s in module.body if isinstance(s, cst.FunctionDef)}
+    classes = {s.name.value: s for s in module.body if isinstance(s, cst.ClassDef)}
+    instances = _instances(module, classes)
+    entries: list[cst.FunctionDef] = []
+    if form is ProgramForm.HARNESS:
+        if "fn" in functions:
+            entries.append(functions["fn"])
+        elif "fn" in instances:
+            entries.extend(_entry_methods(classes[instances["fn"]], classes))
+    else:
+        entries.extend(_script_entries(module, functions, classes, instances))
+    region: list[cst.FunctionDef] = []
+    seen: set[int] = set()
+    seen_classes: set[str] = set()
+    work = list(entries)
+    while work:
+        fn = work.pop()
+        if id(fn) in seen:
+            continue
+        seen.add(id(fn))
+        region.append(fn)
+        for name in _referenced_names(fn):
+            if name in HARNESS_HOOKS:
+                continue
+            if name in functions:
+                work.append(functions[name])
+            elif name in classes and name not in seen_classes:
+                seen_classes.add(name)
+                # the harness module's own __init__ runs at load time, outside the region
+                work.extend(m for m in _methods(classes[name], classes)
+                            if m.name.value != "__init__" or instances.get("fn") != name)
+    return entries, region
+
+
+def _script_entries(module: cst.Module, functions: dict[str, cst.FunctionDef], classes: dict[str, cst.ClassDef],
+                    instances: dict[str, str]) -> list[cst.FunctionDef]:
+    entries: list[cst.FunctionDef] = []
+    for node in _walk(module):
+        if isinstance(node, cst.FunctionDef) and any(_is_compile(d.decorator) for d in node.decorators):
+            entries.append(node)
+        elif isinstance(node, cst.Call) and _is_compile(node.func) and node.args:
+            target = node.args[0].value
+            if isinstance(target, cst.Call):
+                target = target.func
+            if isinstance(target, cst.Name):
+                if target.value in functions:
+                    entries.append(functions[target.value])
+                elif target.value in classes:
+                    entries.extend(_entry_methods(classes[target.value], classes))
+                elif target.value in instances:
+                    entries.extend(_entry_methods(classes[instances[target.value]], classes))
+    return entries
+
+
+def _is_compile(expr: cst.BaseExpression) -> bool:
+    if isinstance(expr, cst.Call):
+        expr = expr.func
+    if isinstance(expr, cst.Attribute):
+        if expr.attr.value == "compile" and isinstance(expr.value, cst.Name) and expr.value.value == "torch":
+            return True
+        return expr.attr.value == "optimize" and (
+            (isinstance(expr.value, cst.Attribute) and expr.value.attr.value == "_dynamo")
+            or (isinstance(expr.value, cst.Name) and expr.value.value in {"dynamo", "_dynamo", "torchdynamo"})
+        )
+    return False
+
+
+def _instances(module: cst.Module, classes: dict[str, cst.ClassDef]) -> dict[str, str]:
+    """Top-level `name = SomeClass(...)` bindings: name -> class name."""
+    found: dict[str, str] = {}
+    for stmt in module.body:
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            continue
+        for small in stmt.body:
+            if (isinstance(small, cst.Assign) and isinstance(small.value, cst.Call)
+                    and isinstance(small.value.func, cst.Name) and small.value.func.value in classes):
+                for target in small.targets:
+                    if isinstance(target.target, cst.Name):
+                        found[target.target.value] = small.value.func.value
+    return found
+
+
+def _methods(cls: cst.ClassDef, classes: dict[str, cst.ClassDef]) -> list[cst.FunctionDef]:
+    """The methods of `cls` and of its base classes defined in the same file."""
+    methods = [s for s in cls.body.body if isinstance(s, cst.FunctionDef)]
+    for base in cls.bases:
+        if isinstance(base.value, cst.Name) and base.value.value in classes and base.value.value != cls.name.value:
+            methods.extend(_methods(classes[base.value.value], classes))
+    return methods
+
+
+def _entry_methods(cls: cst.ClassDef, classes: dict[str, cst.ClassDef]) -> list[cst.FunctionDef]:
+    methods = {m.name.value: m for m in reversed(_methods(cls, classes))}
+    return [methods[name] for name in ENTRY_METHODS if name in methods][:1]
+
+
+def _referenced_names(fn: cst.FunctionDef) -> set[str]:
+    names: set[str] = set()
+    for node in _walk(fn.body):
+        if isinstance(node, cst.Name):
+            names.add(node.value)
+        elif isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self":
+            names.add(node.attr.value)  # self.helper(...) reaches the class's own method
+    return names
+
+
+def _qualified(module: cst.Module, region: list[cst.FunctionDef]) -> list[tuple[str, cst.FunctionDef]]:
+    owners: dict[int, str] = {}
+    for stmt in module.body:
+        if isinstance(stmt, cst.ClassDef):
+            for item in stmt.body.body:
+                if isinstance(item, cst.FunctionDef):
+                    owners[id(item)] = f"{stmt.name.value}.{item.name.value}"
+    return [(owners.get(id(fn), fn.name.value), fn) for fn in region]
+
+
+def _driver_statements(module: cst.Module, form: ProgramForm) -> list[cst.CSTNode]:
+    if form is ProgramForm.HARNESS:
+        return [s for s in module.body if isinstance(s, cst.FunctionDef) and s.name.value == "drive"]
+    return [
+        s for s in module.body
+        if not isinstance(s, (cst.FunctionDef, cst.ClassDef))
+        and not (isinstance(s, cst.SimpleStatementLine) and all(
+            isinstance(b, (cst.Import, cst.ImportFrom)) for b in s.body))
+    ]
+
+
+def _all_names(module: cst.Module) -> set[str]:
+    names: set[str] = set()
+    for node in _walk(module):
+        if isinstance(node, cst.Name):
+            names.add(node.value)
+        elif isinstance(node, cst.Attribute):
+            names.add(node.attr.value)
+    return names
+
+
+def _walk(node: cst.CSTNode):  # type: ignore[no-untyped-def]
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(current.children)

@@ -1,0 +1,108 @@
+"""The Mutator: pick operators by family and measured usefulness, apply one or stack a few.
+
+Families are chosen uniformly (every leaf class of the taxonomy gets its share), then an
+operator within the family in proportion to its usefulness: how often its mutants were
+valid, added coverage and found bugs (fed back by the fuzz loop through `record`).
+"""
+
+from __future__ import annotations
+
+import random
+from collections import OrderedDict, defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from mutator.mutation.context import MutationContext
+from mutator.mutation.operator import Declined, Mutant, Operator, apply
+from mutator.program import Program
+
+MAX_TRIES = 12  # operators tried per step before the step gives up (most decline on some programs)
+CONTEXT_CACHE = 256
+
+
+@dataclass
+class Usefulness:
+    """What one operator's mutants did, as the fuzz loop saw it."""
+
+    tries: int = 0  # times chosen
+    applied: int = 0  # times it produced a mutant
+    valid: int = 0  # mutants whose eager run completed
+    new_features: int = 0  # mutants kept for new coverage
+    findings: int = 0  # mutants with a bug verdict
+
+    def weight(self) -> float:
+        """Laplace-smoothed: untried operators get a fair chance; useful ones get more."""
+        applied_rate = (self.applied + 1) / (self.tries + 2)
+        valid_rate = (self.valid + 1) / (self.applied + 2)
+        payoff = 1.0 + 4.0 * (self.new_features + 3 * self.findings) / (self.applied + 4)
+        return applied_rate * valid_rate * payoff
+
+    def as_dict(self) -> dict[str, int]:
+        return dict(tries=self.tries, applied=self.applied, valid=self.valid, new_features=self.new_features,
+                    findings=self.findings)
+
+
+class Mutator:
+    def __init__(self, operators: Sequence[type[Operator]], *, max_stack: int = 3) -> None:
+        if not operators:
+            raise ValueError("a Mutator needs at least one operator")
+        self.operators = tuple(operators)
+        self.max_stack = max_stack
+        self.stats: dict[str, Usefulness] = defaultdict(Usefulness)
+        self._families: dict[str, list[type[Operator]]] = defaultdict(list)
+        for op in self.operators:
+            self._families[op.family].append(op)
+        self._contexts: OrderedDict[str, MutationContext] = OrderedDict()
+
+    def mutate(self, program: Program, rng: random.Random) -> Mutant | None:
+        """One mutant with 1..max_stack stacked operators (fewer is likelier), or None."""
+        depth = 1
+        while depth < self.max_stack and rng.random() < 0.4:
+            depth += 1
+        current, steps = program, []
+        for _ in range(depth):
+            mutant = self.step(current, rng)
+            if mutant is None:
+                break
+            current, steps = mutant.program, steps + list(mutant.steps)
+        return Mutant(current, tuple(steps)) if steps else None
+
+    def step(self, program: Program, rng: random.Random) -> Mutant | None:
+        """Apply one operator, trying others when the chosen one declines."""
+        ctx = self.context(program)
+        for _ in range(MAX_TRIES):
+            op = self.choose(rng)
+            self.stats[op.id].tries += 1
+            result = apply(op, ctx, rng)
+            if isinstance(result, Mutant):
+                self.stats[op.id].applied += 1
+                return result
+        return None
+
+    def apply(self, op: type[Operator], program: Program, rng: random.Random) -> Mutant | Declined:
+        """Apply a given operator (for `mutate mutate --op` and measurements)."""
+        return apply(op, self.context(program), rng)
+
+    def choose(self, rng: random.Random) -> type[Operator]:
+        family = rng.choice(sorted(self._families))
+        ops = self._families[family]
+        return rng.choices(ops, weights=[self.stats[op.id].weight() for op in ops])[0]
+
+    def record(self, mutant: Mutant, *, valid: bool, new_features: bool, finding: bool) -> None:
+        """Feedback from running `mutant`, credited to every operator that made it."""
+        for op in {step.op for step in mutant.steps}:
+            stats = self.stats[op]
+            stats.valid += valid
+            stats.new_features += new_features
+            stats.findings += finding
+
+    def context(self, program: Program) -> MutationContext:
+        key = program.digest
+        if key in self._contexts:
+            self._contexts.move_to_end(key)
+            return self._contexts[key]
+        ctx = MutationContext.of(program)
+        self._contexts[key] = ctx
+        if len(self._contexts) > CONTEXT_CACHE:
+            self._contexts.popitem(last=False)
+        return ctx

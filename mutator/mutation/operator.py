@@ -1,0 +1,173 @@
+"""The operator framework: one libcst transformer per job, applied to one chosen site.
+
+An operator subclasses `Operator`, names its `family` (a taxonomy leaf: A1..G3, or X
+for generic structure), its `name` and a one-line `DESCRIPTION`, and implements one or
+two `leave_*` hooks. In a hook it asks `self.is_site(original_node)`; `apply` runs the
+transformer twice over the same tree: first to collect every candidate site in the
+operator's target (the compiled region by default), then, after choosing one candidate
+with the injected `random.Random`, to rewrite only that one. An operator that cannot
+rewrite the chosen site safely calls `self.decline(reason)` and returns the node
+unchanged. New names come from `self.fresh(...)` and never collide with the program's.
+"""
+
+from __future__ import annotations
+
+import random
+import textwrap
+from dataclasses import dataclass
+from typing import ClassVar
+
+import libcst as cst
+import libcst.matchers as m
+
+from mutator.mutation.context import MutationContext, NameAllocator, Target
+from mutator.program import Program, ProgramError
+
+FAMILIES = ("A1", "A2", "A3", "A4", "B1", "B2", "C", "D", "E1", "E2", "E3", "E4", "F1", "F2", "G1", "G2", "G3",
+            "O", "X")  # the 17 leaf classes, O for the taxonomy's Others, X for generic structure
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One operator applied at one site: the unit of provenance."""
+
+    op: str  # "E2.wrap_in_try"
+    site: str  # "forward:12"
+
+    def __str__(self) -> str:
+        return f"{self.op}@{self.site}"
+
+
+@dataclass(frozen=True, slots=True)
+class Mutant:
+    program: Program
+    steps: tuple[Step, ...]
+
+    @property
+    def provenance(self) -> str:
+        return "+".join(str(s) for s in self.steps)
+
+
+@dataclass(frozen=True, slots=True)
+class Declined:
+    op: str
+    reason: str
+
+
+class Operator(m.MatcherDecoratableTransformer):
+    family: ClassVar[str]
+    name: ClassVar[str]
+    DESCRIPTION: ClassVar[str]
+    TARGET: ClassVar[Target] = "region"
+    id: ClassVar[str]
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        if "name" in cls.__dict__:
+            if cls.family not in FAMILIES:
+                raise TypeError(f"{cls.__name__}: unknown family {cls.family!r}")
+            cls.id = f"{cls.family}.{cls.name}"
+
+    def __init__(self, ctx: MutationContext, rng: random.Random) -> None:
+        super().__init__()
+        self.ctx = ctx
+        self.rng = rng
+        self._names = NameAllocator(ctx.names)
+        self._candidates: list[cst.CSTNode] = []
+        self._chosen: cst.CSTNode | None = None
+        self._helpers: list[cst.BaseStatement] = []
+        self._appended: list[cst.BaseStatement] = []
+        self._imports: list[str] = []
+        self.declined: str | None = None
+
+    # -- for operator authors ------------------------------------------------------------
+    def is_site(self, original_node: cst.CSTNode) -> bool:
+        """True for the one chosen site; while counting, records a candidate and says False."""
+        if not self.ctx.in_target(original_node, self.TARGET):
+            return False
+        if self._chosen is None:
+            self._candidates.append(original_node)
+            return False
+        return original_node is self._chosen
+
+    def decline(self, reason: str) -> None:
+        self.declined = reason
+
+    def fresh(self, base: str) -> str:
+        return self._names.fresh(base)
+
+    def add_helper(self, code: str) -> None:
+        """Module-level statements, placed after the imports (before any use at load time)."""
+        self._helpers.extend(cst.parse_module(textwrap.dedent(code).strip() + "\n").body)
+
+    def append_to_module(self, code: str) -> None:
+        """Module-level statements placed at the end (a new `drive`, say)."""
+        self._appended.extend(cst.parse_module(textwrap.dedent(code).strip() + "\n").body)
+
+    def add_import(self, module: str) -> None:
+        """`import <module>` unless the program already imports it under that name."""
+        self._imports.append(module)
+
+    def no_site_reason(self) -> str:
+        return f"no site for {self.name} in the {self.TARGET if self.TARGET != 'anywhere' else 'program'}"
+
+    # -- for the driver ------------------------------------------------------------------
+    def finish(self, module: cst.Module) -> cst.Module:
+        imports = [cst.parse_statement(f"import {name}\n") for name in dict.fromkeys(self._imports)
+                   if not _imports(module, name)]
+        if not (imports or self._helpers or self._appended):
+            return module
+        body = list(module.body)
+        at = _after_imports(body)
+        body[at:at] = [*imports, *self._helpers]
+        body.extend(self._appended)
+        return module.with_changes(body=body)
+
+
+def apply(op: type[Operator], ctx: MutationContext, rng: random.Random) -> Mutant | Declined:
+    """Apply `op` once to the program in `ctx`; never raises for anything the program contains."""
+    counter = op(ctx, rng)
+    ctx.module.visit(counter)
+    if not counter._candidates:
+        return Declined(op.id, counter.no_site_reason())
+    chosen = rng.choice(counter._candidates)
+    rewriter = op(ctx, rng)
+    rewriter._chosen = chosen
+    new_module = ctx.module.visit(rewriter)
+    if rewriter.declined:
+        return Declined(op.id, rewriter.declined)
+    new_module = rewriter.finish(new_module)
+    if new_module.deep_equals(ctx.module):
+        return Declined(op.id, "the rewrite changed nothing")
+    code = new_module.code
+    try:
+        compile(code, ctx.program.name, "exec")
+        program = Program.from_source(code, ctx.program.name)
+    except (SyntaxError, ValueError, ProgramError) as exc:  # a bug in the operator: say so, don't ship it
+        return Declined(op.id, f"operator produced an invalid program: {exc}")
+    return Mutant(program, (Step(op.id, ctx.where(chosen)),))
+
+
+def _imports(module: cst.Module, name: str) -> bool:
+    for stmt in module.body:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                if isinstance(small, cst.Import):
+                    for alias in small.names:
+                        bound = alias.asname.name if alias.asname else alias.name
+                        if cst.Module([]).code_for_node(bound) == name:
+                            return True
+    return False
+
+
+def _after_imports(body: list[cst.BaseStatement]) -> int:
+    at = 0
+    for i, stmt in enumerate(body):
+        if isinstance(stmt, cst.SimpleStatementLine) and all(
+            isinstance(s, (cst.Import, cst.ImportFrom)) or (i == 0 and m.matches(s, m.Expr(m.SimpleString())))
+            for s in stmt.body
+        ):
+            at = i + 1
+        else:
+            break
+    return at

@@ -1,0 +1,1 @@
+"""Operators, one module per group of taxonomy families; `registry` collects them."""

@@ -1,0 +1,8 @@
+"""B1, B2: container types and untracked container mutation."""
+
+from __future__ import annotations
+
+import libcst as cst
+import libcst.matchers as m
+
+from mutator.mutation.operator import Operator

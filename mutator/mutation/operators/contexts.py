@@ -1,0 +1,8 @@
+"""E1: context managers."""
+
+from __future__ import annotations
+
+import libcst as cst
+import libcst.matchers as m
+
+from mutator.mutation.operator import Operator

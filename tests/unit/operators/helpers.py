@@ -1,0 +1,39 @@
+"""LibCST-style operator tests: a program before, the program after, for a given RNG seed."""
+
+from __future__ import annotations
+
+import random
+import textwrap
+
+from mutator.mutation.context import MutationContext
+from mutator.mutation.operator import Declined, Mutant, Operator, apply
+from mutator.program import Program
+
+DEFAULT_INPUTS = "\n\ndef inputs():\n    return ()\n"
+
+
+def _program(source: str) -> Program:
+    text = textwrap.dedent(source).strip() + "\n"
+    if "def inputs" not in text and "torch.compile" not in text:
+        text += DEFAULT_INPUTS
+    return Program.from_source(text, "prog.py")
+
+
+def rewrite(op: type[Operator], before: str, *, seed: int = 0) -> Mutant | Declined:
+    return apply(op, MutationContext.of(_program(before)), random.Random(seed))
+
+
+def assert_rewrites(op: type[Operator], before: str, after: str, *, seed: int = 0) -> Mutant:
+    """`before` and `after` are dedented; a harness without inputs() gets `def inputs(): return ()`."""
+    result = rewrite(op, before, seed=seed)
+    assert isinstance(result, Mutant), f"{op.id} declined: {result.reason}"
+    expected = _program(after).source
+    assert result.program.source == expected, f"\n--- got ---\n{result.program.source}\n--- expected ---\n{expected}"
+    assert [s.op for s in result.steps] == [op.id]
+    return result
+
+
+def assert_declines(op: type[Operator], before: str, reason: str, *, seed: int = 0) -> None:
+    result = rewrite(op, before, seed=seed)
+    assert isinstance(result, Declined), f"{op.id} rewrote:\n{result.program.source}"
+    assert reason in result.reason, result.reason

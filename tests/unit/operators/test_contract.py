@@ -1,0 +1,72 @@
+"""What every operator promises, checked over every operator and every shipped seed."""
+
+from __future__ import annotations
+
+import random
+import re
+from collections import Counter
+from functools import lru_cache
+from pathlib import Path
+
+import pytest
+
+from mutator.mutation.context import MutationContext
+from mutator.mutation.mutator import Mutator
+from mutator.mutation.operator import FAMILIES, Declined, Mutant, apply
+from mutator.mutation.registry import all_operators
+from mutator.program import load_programs
+
+SEEDS = Path(__file__).resolve().parents[3] / "seeds"
+LEAF_CLASSES = [f for f in FAMILIES if f not in ("O", "X")]
+RNG_SEEDS = (0, 1)
+
+
+@lru_cache(maxsize=None)
+def seed_contexts() -> tuple[MutationContext, ...]:
+    programs, errors = load_programs([SEEDS])
+    assert not errors
+    return tuple(MutationContext.of(p) for p in programs)
+
+
+def test_ids_descriptions_and_families():
+    ops = all_operators()
+    assert len({op.id for op in ops}) == len(ops)
+    for op in ops:
+        assert re.fullmatch(r"(A[1-4]|B[12]|C|D|E[1-4]|F[12]|G[1-3]|O|X)\.[a-z][a-z0-9_]*", op.id), op.id
+        assert op.DESCRIPTION.strip() and "\n" not in op.DESCRIPTION, op.id
+        assert op.DESCRIPTION.endswith("."), op.id
+
+
+def test_every_leaf_class_has_three_operators():
+    per_family = Counter(op.family for op in all_operators())
+    assert {f: per_family[f] for f in LEAF_CLASSES if per_family[f] < 3} == {}
+    assert sum(per_family[f] for f in LEAF_CLASSES) >= 51
+
+
+@pytest.mark.parametrize("op", all_operators(), ids=lambda op: op.id)
+def test_operator_output_always_compiles_and_records_provenance(op):
+    applied = 0
+    for ctx in seed_contexts():
+        for seed in RNG_SEEDS:
+            result = apply(op, ctx, random.Random(seed))
+            if isinstance(result, Declined):
+                assert "invalid program" not in result.reason, f"{ctx.program.name}: {result.reason}"
+                continue
+            applied += 1
+            compile(result.program.source, result.program.name, "exec")
+            assert result.program.form is ctx.program.form
+            assert [s.op for s in result.steps] == [op.id] and result.steps[0].site
+    assert applied > 0, f"{op.id} applies to no shipped seed"
+
+
+def test_mutator_stacks_operators_and_keeps_provenance():
+    mutator = Mutator(all_operators(), max_stack=3)
+    rng = random.Random(7)
+    depths = Counter()
+    for ctx in seed_contexts()[:20]:
+        mutant = mutator.mutate(ctx.program, rng)
+        assert isinstance(mutant, Mutant)
+        compile(mutant.program.source, "m.py", "exec")
+        depths[len(mutant.steps)] += 1
+        assert mutant.provenance.count("@") == len(mutant.steps)
+    assert depths[1] > 0 and sum(n for d, n in depths.items() if d > 1) > 0
