@@ -5,7 +5,11 @@ from __future__ import annotations
 import difflib
 import json
 import random
+import re
+import signal
 import sys
+import time
+from pathlib import Path
 from concurrent.futures import ThreadPoolExecutor, as_completed
 
 import click
@@ -13,7 +17,11 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from mutator.campaign import Campaign, CampaignConfig, CampaignError
 from mutator.check import Checker, CheckResult
+from mutator.corpus import Corpus
+from mutator.findings import FindingStore
+from mutator.fuzzer import Budget, Fuzzer
 from mutator.observation import RunConfig
 from mutator.pool import PoolError, WorkerPool
 from mutator.mutation.measure import measure
@@ -22,6 +30,9 @@ from mutator.mutation.operator import Declined
 from mutator.mutation.registry import all_operators, by_id
 from mutator.program import ProgramError, load_program, load_programs
 from mutator.report import check_to_json, verdict_style
+from mutator.schedule import SCHEDULES
+from mutator.storage import StorageError
+from mutator.ui import LiveScreen, StatusLines, status_line
 
 EXIT_FINDINGS = 1
 EXIT_USAGE = 2
@@ -112,6 +123,162 @@ def _print_table(console: Console, results: list[CheckResult]) -> None:
     for r in results:
         counts[r.verdict.name] = counts.get(r.verdict.name, 0) + 1
     console.print(", ".join(f"{n} {name}" for name, n in counts.items()))
+
+
+class Duration(click.ParamType):
+    """10m, 90s, 1h30m, or plain seconds."""
+
+    name = "duration"
+
+    def convert(self, value, param, ctx):  # type: ignore[no-untyped-def]
+        if isinstance(value, (int, float)):
+            return float(value)
+        text = str(value).strip().lower()
+        parts = re.fullmatch(r"(?:(\d+(?:\.\d+)?)h)?(?:(\d+(?:\.\d+)?)m)?(?:(\d+(?:\.\d+)?)s?)?", text)
+        if not text or parts is None or not any(parts.groups()):
+            self.fail(f"{value!r} is not a duration like 10m, 90s or 1h30m", param, ctx)
+        hours, minutes, seconds = (float(g) if g else 0.0 for g in parts.groups())
+        return hours * 3600 + minutes * 60 + seconds
+
+
+CAMPAIGN_OPTIONS = ("corpus_dirs", "backend", "schedule", "seed", "timeout", "memory_mb", "coverage_include")
+
+
+@main.command()
+@click.option("--corpus", "corpus_dirs", multiple=True, type=click.Path(exists=True),
+              help="Seed programs (files or directories; repeatable).")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("corpus"), show_default=True,
+              help="The campaign directory.")
+@click.option("--time", "duration", type=Duration(), default=None, help="Stop after this long (10m, 1h30m, 90s).")
+@click.option("--max-execs", type=click.IntRange(min=1), default=None,
+              help="Stop after checking this many programs in this session (seeds included).")
+@click.option("--schedule", type=click.Choice(sorted(SCHEDULES)), default="fast", show_default=True,
+              help="Power schedule: which kept program to mutate next.")
+@click.option("--seed", type=int, default=0, show_default=True, help="RNG seed of the campaign.")
+@click.option("--resume", is_flag=True, help="Continue the campaign in --out where it stopped.")
+@click.option("--no-ui", is_flag=True, help="Print a status line every few seconds instead of the live screen.")
+@click.option("--coverage-include", multiple=True, default=("torch/_dynamo",), show_default=True,
+              help="Paths under site-packages whose arcs are coverage (repeatable), e.g. torch/fx.")
+@run_options
+@click.pass_context
+def fuzz(ctx: click.Context, corpus_dirs: tuple[str, ...], out: Path, duration: float | None, max_execs: int | None,
+         schedule: str, seed: int, resume: bool, no_ui: bool, coverage_include: tuple[str, ...], backend: str,
+         timeout: float, memory_mb: int, jobs: int | None) -> None:
+    """Fuzz torch.compile: mutate the corpus, keep what reaches new Dynamo code, file findings."""
+    try:
+        if resume:
+            _refuse_changed_options(ctx, out)
+            campaign = Campaign.resume(out)
+        else:
+            if not corpus_dirs:
+                raise click.UsageError("--corpus is required to start a campaign (or --resume one)")
+            campaign = Campaign.create(out, CampaignConfig(
+                corpus=tuple(corpus_dirs), backend=backend, schedule=schedule, seed=seed, timeout=timeout,
+                memory_mb=memory_mb, coverage=tuple(coverage_include)))
+    except (CampaignError, StorageError) as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(EXIT_USAGE)
+    config = campaign.config
+    seeds: list = []
+    if not resume:
+        seeds, errors = load_programs(list(config.corpus))
+        for error in errors:
+            click.echo(f"error: {error}", err=True)
+        if not seeds:
+            click.echo("error: no seed programs in " + ", ".join(config.corpus), err=True)
+            sys.exit(EXIT_USAGE)
+    run_config = RunConfig(backend=config.backend, timeout=config.timeout, memory_mb=config.memory_mb)
+    console = Console(stderr=True)
+    with WorkerPool(workers=jobs, config=run_config, coverage=config.coverage) as pool:
+        try:
+            ready = pool.wait_ready()
+        except PoolError as exc:
+            click.echo(f"error: {exc}", err=True)
+            sys.exit(EXIT_USAGE)
+        fuzzer = _build_fuzzer(campaign, pool, ready[0].torch_version if ready else "")
+        title = f"mutate fuzz: {campaign.root} ({config.backend} backend, {config.schedule} schedule, {pool.size} workers)"
+        show = StatusLines() if no_ui or not console.is_terminal else LiveScreen(console, title)
+        interrupts = _GracefulStop(fuzzer)
+        started = time.monotonic()
+        try:
+            with interrupts, show:
+                if seeds:
+                    fuzzer.seed(seeds, on_progress=show)
+                remaining = Budget(
+                    max_execs=None if max_execs is None else max(0, max_execs - fuzzer.session_execs),
+                    seconds=None if duration is None else max(0.0, duration - (time.monotonic() - started)))
+                if remaining.max_execs != 0 and not fuzzer.stopping:
+                    fuzzer.run(remaining, on_progress=show)
+        except CampaignError as exc:
+            click.echo(f"error: {exc}", err=True)
+            sys.exit(EXIT_USAGE)
+        finally:
+            fuzzer.save(force=True)
+            campaign.close()
+    _print_summary(fuzzer)
+
+
+def _build_fuzzer(campaign: Campaign, pool: WorkerPool, torch_version: str) -> Fuzzer:
+    config = campaign.config
+    corpus, coverage = Corpus(), campaign.load_coverage()
+    for entry in campaign.load_entries():
+        corpus.add(entry)
+        coverage.hits.update({f: coverage.hits.get(f, 1) for f in entry.features})
+    fuzzer = Fuzzer(
+        corpus=corpus, coverage=coverage, mutator=Mutator(all_operators(), max_stack=config.max_stack),
+        schedule=SCHEDULES[config.schedule](), checker=Checker(pool),
+        store=FindingStore(campaign.root, torch_version=torch_version, backend=config.backend),
+        campaign=campaign, rng=random.Random(config.seed), inflight=2 * pool.size, health=pool.health,
+    )
+    fuzzer.restore(campaign.load_stats())
+    fuzzer.rng = random.Random(f"{config.seed}/{fuzzer.stats.execs}")  # a resumed session does not replay
+    return fuzzer
+
+
+def _refuse_changed_options(ctx: click.Context, out: Path) -> None:
+    explicit = [name for name in CAMPAIGN_OPTIONS
+                if ctx.get_parameter_source(name) is click.core.ParameterSource.COMMANDLINE]
+    if explicit and (out / "campaign.json").exists():
+        stored = json.loads((out / "campaign.json").read_text())
+        key = {"corpus_dirs": "corpus", "coverage_include": "coverage"}
+        changed = [n for n in explicit if _as_stored(ctx.params[n]) != stored.get(key.get(n, n))]
+        if changed:
+            names = ", ".join("--" + n.replace("_dirs", "").replace("_", "-") for n in changed)
+            raise click.UsageError(f"{names}: a resumed campaign keeps the settings in {out}/campaign.json")
+
+
+def _as_stored(value):  # type: ignore[no-untyped-def]
+    return list(value) if isinstance(value, tuple) else value
+
+
+class _GracefulStop:
+    """First Ctrl-C: stop taking new work and finish what is in flight. Second: stop now."""
+
+    def __init__(self, fuzzer: Fuzzer) -> None:
+        self.fuzzer = fuzzer
+        self._previous = None
+
+    def __enter__(self) -> _GracefulStop:
+        self._previous = signal.signal(signal.SIGINT, self._handle)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        signal.signal(signal.SIGINT, self._previous)
+
+    def _handle(self, signum, frame) -> None:  # type: ignore[no-untyped-def]
+        if self.fuzzer.stopping:
+            raise KeyboardInterrupt
+        self.fuzzer.stopping = True
+        print("\nstopping: finishing the programs in flight (Ctrl-C again to stop at once)", file=sys.stderr)
+
+
+def _print_summary(fuzzer: Fuzzer) -> None:
+    snapshot = fuzzer.snapshot()
+    click.echo(status_line(snapshot))
+    for finding in sorted(fuzzer.store.findings.values(), key=lambda f: (-f.hits, f.directory)):
+        click.echo(f"  {finding.hits:5d} hits  {fuzzer.campaign.root / finding.directory}  {finding.reason[:100]}")
+    if fuzzer.set_aside:
+        click.echo(f"  {len(fuzzer.set_aside)} seeds set aside (see {fuzzer.campaign.root / 'set_aside.json'})")
 
 
 @main.command(name="mutate")

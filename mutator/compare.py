@@ -56,6 +56,7 @@ class Divergence:
     aspect: str  # value, dtype, shape, requires_grad, type, alias, grad, length, keys, missing, text
     detail: str
     numeric: bool = False  # a float difference that a float64 reference run could explain
+    kind: str = ""  # the type of the eager value that diverged: "Tensor", "str", "dict", ...
 
     def __str__(self) -> str:
         return f"{self.where}: {self.detail}"
@@ -149,7 +150,7 @@ def _walk(found: _Collector, obs: str, where: str, path: str, e: Any, c: Any, r:
     one, other = found.names
 
     def diverge(aspect: str, detail: str, numeric: bool = False) -> None:
-        found.add(Divergence(obs, here, aspect, detail, numeric))
+        found.add(Divergence(obs, here, aspect, detail, numeric, _value_kind(e)))
 
     if len(found.items) >= MAX_DIVERGENCES:
         return
@@ -351,6 +352,16 @@ def _describe_exc(exc: ExceptionInfo | None) -> str:
 def _key(value: Value) -> str:
     return repr(value) if not isinstance(value, (TensorValue, ObjectValue, SeqValue, MapValue, SetValue)) \
         else f"<{_kind(value)}>"
+
+
+def _value_kind(value: Any) -> str:
+    if isinstance(value, TensorValue):
+        return "Tensor"
+    if isinstance(value, (SeqValue, MapValue, SetValue)):
+        return value.kind
+    if isinstance(value, (ObjectValue, OpaqueValue, RefValue)):
+        return "object"
+    return type(value).__name__
 
 
 def _kind(value: Any) -> str:

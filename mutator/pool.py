@@ -46,8 +46,10 @@ class WorkerPool:
     """
 
     def __init__(self, *, workers: int | None = None, config: RunConfig | None = None,
-                 python: str = sys.executable) -> None:
+                 coverage: tuple[str, ...] = (), python: str = sys.executable) -> None:
+        """`coverage`: paths under site-packages ("torch/_dynamo") whose arcs compiled runs record."""
         self.config = config or RunConfig()
+        self.coverage = tuple(coverage)
         self.size = workers or os.cpu_count() or 1
         self._python = python
         self._queue: queue.Queue[_Pending | None] = queue.Queue()
@@ -57,6 +59,8 @@ class WorkerPool:
         self.ready: list[Ready] = []
         self._lock = threading.Lock()
         self._handles = [_Worker(self) for _ in range(self.size)]
+        self._settled = threading.Semaphore(0)  # released once per worker that started or failed to
+        self._start_errors: list[PoolError] = []
         self._threads = [
             threading.Thread(target=self._serve, args=(h,), name=f"mutator-worker-{i}", daemon=True)
             for i, h in enumerate(self._handles)
@@ -96,7 +100,24 @@ class WorkerPool:
         """One word per worker: starting, idle, busy, restarting, stopped."""
         return [h.state for h in self._handles]
 
+    def wait_ready(self, timeout: float = START_TIMEOUT) -> list[Ready]:
+        """Block until every worker has warmed up (or failed to); raises if none could start."""
+        for _ in self._handles:
+            if not self._settled.acquire(timeout=timeout):
+                raise PoolError(f"workers did not start within {timeout:g} s")
+        for _ in self._handles:
+            self._settled.release()  # later callers return at once
+        if len(self._start_errors) == len(self._handles):
+            raise self._start_errors[0]
+        return list(self.ready)
+
     def _serve(self, handle: _Worker) -> None:
+        try:
+            handle.start()  # start warming up at once, not at the first job
+        except PoolError as exc:
+            self._start_errors.append(exc)
+        finally:
+            self._settled.release()
         while True:
             pending = self._queue.get()
             if pending is None:
@@ -118,6 +139,10 @@ class _Worker:
         self._log: IO[bytes] | None = None
         self.state = "starting"
         self.starts = 0
+
+    def start(self) -> None:
+        if self._proc is None:
+            self._start()
 
     def execute(self, job: Job) -> ExecResult:
         if self._proc is None:
@@ -145,7 +170,8 @@ class _Worker:
         self.state = "starting"
         self._log = tempfile.TemporaryFile(prefix="mutator-worker-")
         self._proc = subprocess.Popen(
-            [self._pool._python, "-m", "mutator.worker"],
+            [self._pool._python, "-m", "mutator.worker",
+             *(["--coverage", ",".join(self._pool.coverage)] if self._pool.coverage else [])],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self._log,

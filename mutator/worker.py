@@ -34,14 +34,19 @@ _INTERNAL_FAILURE = 70  # exit status of a child whose runtime (not program) fai
 _ALLOCATION_FAILURE = ("can't allocate memory", "not enough memory", "DefaultCPUAllocator")
 
 
-def main() -> None:
+_tracer = None  # an ArcTracer when the pool asked for coverage (built once, in warm_up)
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = (sys.argv[1:] if argv is None else argv)
+    includes = tuple(args[args.index("--coverage") + 1].split(",")) if "--coverage" in args else ()
     proto_in = os.fdopen(os.dup(0), "rb", buffering=0)
     proto_out = os.fdopen(os.dup(1), "wb", buffering=0)
     devnull = os.open(os.devnull, os.O_RDWR)
     os.dup2(devnull, 0)
     os.dup2(2, 1)  # stray prints from torch must not corrupt the protocol
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when we stop
-    wire.send(proto_out, warm_up())
+    wire.send(proto_out, warm_up(includes))
     private_fds = (proto_in.fileno(), proto_out.fileno())
     while True:
         try:
@@ -53,8 +58,13 @@ def main() -> None:
         wire.send(proto_out, Done(message.job_id, run_isolated(message, private_fds)))
 
 
-def warm_up() -> Ready:
-    """Import torch and run the warm-up programs in this process, then freeze the heap."""
+def warm_up(coverage_includes: tuple[str, ...] = ()) -> Ready:
+    """Import torch and run the warm-up programs in this process, then freeze the heap.
+
+    With `coverage_includes` (paths under site-packages, like "torch/_dynamo"), also build
+    the arc tracer and record the arcs the warm-up programs cover as its baseline.
+    """
+    global _tracer
     started = time.perf_counter()
     import torch
 
@@ -73,6 +83,17 @@ def warm_up() -> Ready:
         for mode in (Mode.EAGER, Mode.COMPILED):
             run_program(program, mode, RunConfig(), emit=lambda _: None)
             torch._dynamo.reset()
+    if coverage_includes:
+        from mutator.runtime.tracing import ArcTracer
+
+        _tracer = ArcTracer(coverage_includes)
+        baseline: frozenset[int] = frozenset()
+        for program in WARMUP_PROGRAMS:
+            _tracer.start()
+            run_program(program, Mode.COMPILED, RunConfig(), emit=lambda _: None)
+            baseline |= _tracer.stop()
+            torch._dynamo.reset()
+        _tracer.set_baseline(baseline)
     dynamo_utils.counters.clear()
     dynamo_utils.clear_compilation_metrics()
     gc.collect()
@@ -134,9 +155,13 @@ def _child(job: Job, write_end: int, scratch: str, private_fds: tuple[int, ...])
             memory_bytes=sandbox.address_space_bytes() + (job.config.memory_mb << 20),
             cpu_seconds=math.ceil(job.config.timeout) + 1,
         )
+        tracing = _tracer is not None and job.mode is Mode.COMPILED
+        if tracing:
+            _tracer.start()
         observation = run_program(job.program, job.mode, job.config, emit)
+        features = _tracer.stop() if tracing else frozenset()
         sandbox.lift_memory_limit()
-        pipe.write(wire.encode(("final", observation)))
+        pipe.write(wire.encode(("final", (observation, features))))
         status = 0
     except BaseException:  # our runtime failed, not the program: report it as such
         try:
@@ -259,12 +284,12 @@ def _tail(path: str) -> str:
 def _result(job: Job, frames: list[Any], status: int | None, *, timed_out: bool, overflow: bool,
             seconds: float, stderr_tail: str) -> ExecResult:
     calls = tuple(body for kind, body in frames if kind == "call")
-    final = next((body for kind, body in frames if kind == "final"), None)
+    final, features = next((body for kind, body in frames if kind == "final"), (None, frozenset()))
     error = next((body for kind, body in frames if kind == "error"), None)
     observation = dataclasses.replace(final if final is not None else Observation(), calls=calls)
     base: dict[str, Any] = dict(
         program=job.program.name, mode=job.mode, observation=observation, seconds=round(seconds, 4),
-        stderr_tail=stderr_tail,
+        stderr_tail=stderr_tail, features=features,
     )
     signum = os.WTERMSIG(status) if status is not None and os.WIFSIGNALED(status) else None
     code = os.WEXITSTATUS(status) if status is not None and os.WIFEXITED(status) else None

@@ -125,7 +125,19 @@ class Operator(m.MatcherDecoratableTransformer):
 
 
 def apply(op: type[Operator], ctx: MutationContext, rng: random.Random) -> Mutant | Declined:
-    """Apply `op` once to the program in `ctx`; never raises for anything the program contains."""
+    """Apply `op` once to the program in `ctx`; never raises for anything the program contains.
+
+    An operator that raises is a bug of ours; it is reported as a decline naming the
+    exception (the operator tests treat such declines as failures), so one broken
+    operator never stops a campaign.
+    """
+    try:
+        return _apply(op, ctx, rng)
+    except Exception as exc:  # noqa: BLE001 - see the docstring
+        return Declined(op.id, f"operator failed: {type(exc).__name__}: {exc}"[:300])
+
+
+def _apply(op: type[Operator], ctx: MutationContext, rng: random.Random) -> Mutant | Declined:
     counter = op(ctx, rng)
     ctx.module.visit(counter)
     if not counter._candidates:

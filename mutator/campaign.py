@@ -1,0 +1,195 @@
+"""The campaign directory: the fuzzer's interface to disk, readable with `ls` and `cat`.
+
+    campaign.json     the configuration (so --resume continues the same campaign)
+    queue/            kept programs, provenance in the names, a JSON sidecar each
+    findings/<sig>/   one directory per bug signature (see mutator.findings)
+    hangs/<sig>/      the same, for hangs
+    lost/             programs whose worker died under them
+    stats.json        counters, rewritten atomically
+    plot_data.csv     a time series for plots
+    coverage.bin      the coverage map (feature, hits), for an exact resume
+
+Every write is atomic; a queue entry counts only once its sidecar exists, so a kill
+between the two writes loses at most that entry.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import re
+import struct
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, IO
+
+from mutator import storage
+from mutator.corpus import CorpusEntry, CoverageMap
+from mutator.program import Program, ProgramError
+
+FORMAT_VERSION = 1
+PLOT_COLUMNS = ("elapsed", "execs", "execs_per_sec", "corpus", "favoured", "arcs", "features", "findings",
+                "hits", "invalid", "unstable")
+_PAIR = struct.Struct("<qq")
+_NAME_UNSAFE = re.compile(r"[^A-Za-z0-9_.+@-]+")
+
+
+class CampaignError(RuntimeError):
+    """The campaign directory cannot be used as asked; the message says what to do."""
+
+
+@dataclass(frozen=True)
+class CampaignConfig:
+    corpus: tuple[str, ...]
+    backend: str = "eager"
+    schedule: str = "fast"
+    seed: int = 0
+    timeout: float = 60.0
+    memory_mb: int = 4096
+    coverage: tuple[str, ...] = ("torch/_dynamo",)
+    max_stack: int = 3
+    created: float = field(default_factory=time.time)
+    format: int = FORMAT_VERSION
+
+    def as_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any], path: Path) -> CampaignConfig:
+        if data.get("format") != FORMAT_VERSION:
+            raise CampaignError(f"{path}: campaign format {data.get('format')!r}, this mutator writes "
+                                f"{FORMAT_VERSION}; start a new campaign with another --out")
+        try:
+            return cls(**{**data, "corpus": tuple(data["corpus"]), "coverage": tuple(data["coverage"])})
+        except (KeyError, TypeError) as exc:
+            raise CampaignError(f"{path}: not a campaign configuration ({exc})") from None
+
+
+class Campaign:
+    def __init__(self, root: Path, config: CampaignConfig) -> None:
+        self.root = root
+        self.config = config
+        self.queue = root / "queue"
+        self._lock: IO[str] | None = None
+
+    @classmethod
+    def create(cls, root: Path, config: CampaignConfig) -> Campaign:
+        """A new campaign in `root`, which must be empty (a README.md aside)."""
+        if root.exists() and not root.is_dir():
+            raise CampaignError(f"{root}: exists and is not a directory")
+        if root.exists():
+            existing = [p.name for p in root.iterdir() if p.name not in ("README.md", ".gitignore")]
+            if existing:
+                hint = "continue it with --resume" if (root / "campaign.json").exists() else "empty it"
+                raise CampaignError(f"{root}/ is not empty ({', '.join(sorted(existing)[:4])}); {hint}, "
+                                    "or choose another --out")
+        for sub in ("queue", "findings", "hangs", "lost"):
+            (root / sub).mkdir(parents=True, exist_ok=True)
+        campaign = cls(root, config)
+        campaign.lock()
+        storage.write_json(root / "campaign.json", config.as_json())
+        return campaign
+
+    @classmethod
+    def resume(cls, root: Path) -> Campaign:
+        path = root / "campaign.json"
+        if not path.exists():
+            raise CampaignError(f"{root}/ holds no campaign (no campaign.json); start one without --resume")
+        campaign = cls(root, CampaignConfig.from_json(storage.read_json(path), path))
+        campaign.lock()
+        storage.remove_stale_temporaries(root)
+        return campaign
+
+    def lock(self) -> None:
+        self._lock = open(self.root / ".lock", "w")
+        try:
+            fcntl.flock(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise CampaignError(f"{self.root}/ is in use by another mutate fuzz") from None
+
+    def close(self) -> None:
+        if self._lock is not None:
+            self._lock.close()
+            self._lock = None
+
+    # -- the queue -----------------------------------------------------------------------
+    def entry_name(self, entry: CorpusEntry, *, seed_path: str | None = None) -> str:
+        if seed_path is not None:
+            origin = _NAME_UNSAFE.sub("_", seed_path.replace(os.sep, "__"))
+            return f"id:{entry.id:06d},orig:{origin.removesuffix('.py')}"
+        ops = "+".join(dict.fromkeys(step.split("@", 1)[0] for step in entry.provenance.split("+")))
+        if len(ops) > 80:
+            ops = ops[:77] + "..."
+        return f"id:{entry.id:06d},src:{entry.parent:06d},op:{ops}"
+
+    def program_path(self, name: str) -> Path:
+        return self.queue / f"{name}.py"
+
+    def save_entry(self, entry: CorpusEntry, name: str, *, found_at: float) -> None:
+        storage.write_text(self.program_path(name), entry.program.source)
+        storage.write_json(self.queue / f"{name}.json", dict(
+            id=entry.id, parent=entry.parent, depth=entry.depth, provenance=entry.provenance,
+            seconds=round(entry.seconds, 4), found_at=round(found_at, 2), form=entry.program.form.value,
+            digest=entry.program.digest, features=sorted(entry.features),
+        ))
+
+    def load_entries(self) -> list[CorpusEntry]:
+        entries = []
+        for sidecar in sorted(self.queue.glob("id:*.json")):
+            program_path = sidecar.with_suffix(".py")
+            if not program_path.exists():
+                continue
+            data = storage.read_json(sidecar)
+            try:
+                program = Program.from_source(program_path.read_text(encoding="utf-8"), str(program_path))
+            except (ProgramError, UnicodeDecodeError) as exc:
+                raise CampaignError(f"{program_path}: {exc}") from None
+            entries.append(CorpusEntry(id=data["id"], program=program, features=frozenset(data["features"]),
+                                       seconds=data["seconds"], depth=data["depth"], parent=data["parent"],
+                                       provenance=data["provenance"]))
+        return sorted(entries, key=lambda e: e.id)
+
+    # -- what else the campaign keeps ------------------------------------------------------
+    def save_lost(self, program: Program, detail: str, *, found_at: float) -> None:
+        stem = f"lost-{program.digest}"
+        storage.write_text(self.root / "lost" / f"{stem}.py", program.source)
+        storage.write_json(self.root / "lost" / f"{stem}.json", dict(detail=detail, found_at=round(found_at, 2)))
+
+    def save_stats(self, stats: dict[str, Any]) -> None:
+        storage.write_json(self.root / "stats.json", stats)
+
+    def load_stats(self) -> dict[str, Any]:
+        path = self.root / "stats.json"
+        return storage.read_json(path) if path.exists() else {}
+
+    def save_coverage(self, coverage: CoverageMap) -> None:
+        storage.write_bytes(self.root / "coverage.bin",
+                            b"".join(_PAIR.pack(f, n) for f, n in coverage.hits.items()))
+
+    def load_coverage(self) -> CoverageMap:
+        path = self.root / "coverage.bin"
+        if not path.exists():
+            return CoverageMap()
+        data = path.read_bytes()
+        if len(data) % _PAIR.size:
+            raise CampaignError(f"{path}: truncated; delete it and --resume rebuilds coverage from the queue")
+        return CoverageMap(dict(_PAIR.iter_unpack(data)))
+
+    def append_plot(self, row: dict[str, Any]) -> None:
+        path = self.root / "plot_data.csv"
+        line = ",".join(str(row.get(c, "")) for c in PLOT_COLUMNS) + "\n"
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        try:
+            if os.fstat(fd).st_size == 0:
+                line = ",".join(PLOT_COLUMNS) + "\n" + line
+            os.write(fd, line.encode())  # one small write: a kill leaves whole lines only
+        finally:
+            os.close(fd)
+
+    def save_set_aside(self, rows: list[dict[str, Any]]) -> None:
+        storage.write_json(self.root / "set_aside.json", rows)
+
+    def describe(self) -> str:
+        return json.dumps(self.config.as_json())

@@ -1,0 +1,76 @@
+"""Features: what the fuzzer counts as "new", as 63-bit integers (DESIGN.md, "Coverage").
+
+Two kinds share one integer space. Arc features (top bit clear) are line transitions
+inside the traced torch directories, recorded by the worker's tracer in the compiled
+run. Semantic features (top bit set) are derived here, in the parent, from what the
+compiled run reported: graph-break types, exception types, recompile reasons and
+bucketed Dynamo counts.
+"""
+
+from __future__ import annotations
+
+import re
+import zlib
+from collections.abc import Iterable
+
+from mutator.observation import ExecResult
+
+SEMANTIC_BIT = 1 << 62
+_MASK = SEMANTIC_BIT - 1
+_NUMBERS = re.compile(r"\d+")
+_QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
+
+
+def encode_arc(filename: str, from_line: int, to_line: int) -> int:
+    """A stable integer for one arc: crc32 of the file, then the two (bounded) line numbers."""
+    return (zlib.crc32(filename.encode()) << 31 | (from_line & 0x7FFF) << 16 | (to_line & 0xFFFF)) & _MASK
+
+
+def is_arc(feature: int) -> bool:
+    return not feature & SEMANTIC_BIT
+
+
+def semantic(kind: str, value: str) -> int:
+    return SEMANTIC_BIT | (zlib.crc32(f"{kind}\0{value}".encode()) << 20 | zlib.adler32(value.encode()) & 0xFFFFF)
+
+
+def bucket(n: int) -> int:
+    """AFL-style hit-count buckets: 0, 1, 2, 3, 4-7, 8-15, 16-31, 32-127, 128+."""
+    for i, top in enumerate((0, 1, 2, 3, 7, 15, 31, 127)):
+        if n <= top:
+            return i
+    return 8
+
+
+def semantic_features(result: ExecResult) -> frozenset[int]:
+    """Graph-break types, exception types, recompile reasons and bucketed counts of a compiled run."""
+    found: set[int] = set()
+    observation = result.observation
+    stats = observation.compile
+    if stats is not None:
+        found.update(semantic("gb", gb) for gb in stats.graph_breaks)
+        found.update(semantic("unimplemented", gb) for gb in stats.unimplemented)
+        found.update(semantic("recompile", normalize_reason(r)) for r in stats.recompile_reasons)
+        found.update(semantic("fail", t) for t in stats.fail_types)
+        for name, count in (("graphs", stats.graphs), ("frames", stats.frames), ("compiles", stats.compiles),
+                            ("breaks", len(stats.graph_breaks)), ("recompiles", len(stats.recompile_reasons))):
+            found.add(semantic("count", f"{name}:{bucket(count)}"))
+    exceptions = [c.exception for c in observation.calls if c.exception is not None]
+    if observation.uncaught is not None:
+        exceptions.append(observation.uncaught)
+    for exc in exceptions:
+        found.add(semantic("exception", exc.type_name))
+        found.update(semantic("exception-chain", t) for t in exc.chain)
+        if exc.dynamo_frame is not None:
+            found.add(semantic("dynamo-frame", f"{exc.dynamo_frame.filename}:{exc.dynamo_frame.function}"))
+    found.add(semantic("outcome", result.outcome.value))
+    return frozenset(found)
+
+
+def normalize_reason(reason: str) -> str:
+    """A recompile reason without its constants: "L['n'] == 3" and "L['n'] == 4" are one feature."""
+    return _NUMBERS.sub("N", _QUOTED.sub("S", reason))[:200]
+
+
+def arc_count(features: Iterable[int]) -> int:
+    return sum(1 for f in features if is_arc(f))

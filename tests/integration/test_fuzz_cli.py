@@ -1,0 +1,119 @@
+"""`mutate fuzz` as a user runs it: fill a campaign, resume it, survive SIGKILL."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.integration
+
+ROOT = Path(__file__).resolve().parents[2]
+SEEDS = ROOT / "seeds"
+SMALL_CORPUS = [
+    "E2_exceptions/attribute_access_try.py",
+    "C_iterators/map_filter_zip_enumerate.py",
+    "F1_attribute_updates/step_counter_module.py",
+    "G1_value_guards/changing_scalar_args.py",
+    "E3_closures/nonlocal_shared_cells.py",
+    "others/format_and_mappingproxy.py",  # a known finding: set aside, filed at once
+]
+
+
+@pytest.fixture()
+def small_corpus(tmp_path: Path) -> Path:
+    corpus = tmp_path / "seeds"
+    for rel in SMALL_CORPUS:
+        (corpus / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(SEEDS / rel, corpus / rel)
+    return corpus
+
+
+def fuzz(*args: str, **kwargs) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, str(ROOT / "cli.py"), "fuzz", "--no-ui", "-j", "2", *args],
+                          capture_output=True, text=True, timeout=900, cwd=ROOT, **kwargs)
+
+
+def counters(out: Path) -> dict:
+    return json.loads((out / "stats.json").read_text())["counters"]
+
+
+def finding_hits(out: Path) -> dict[str, int]:
+    return {p.parent.name: json.loads(p.read_text())["hits"] for p in out.glob("*/*/finding.json")}
+
+
+def queue_ids(out: Path) -> set[str]:
+    return {p.stem for p in (out / "queue").glob("*.json")}
+
+
+def test_fills_the_campaign_and_resumes_where_it_stopped(small_corpus: Path, tmp_path: Path):
+    out = tmp_path / "campaign"
+    first = fuzz("--corpus", str(small_corpus), "--out", str(out), "--max-execs", "24")
+    assert first.returncode == 0, first.stderr
+    assert counters(out)["execs"] == 24
+    config = json.loads((out / "campaign.json").read_text())
+    assert config["corpus"] == [str(small_corpus)] and config["backend"] == "eager"
+    queue = queue_ids(out)
+    assert any(",orig:" in q for q in queue) and all((out / "queue" / f"{q}.py").exists() for q in queue)
+    sidecar = json.loads(next((out / "queue").glob("id:000000*.json")).read_text())
+    assert sidecar["features"] and sidecar["provenance"]
+    [known] = [d for d in (out / "findings").iterdir() if "mismatch" in d.name]
+    assert {p.name for p in known.iterdir()} >= {"first.py", "smallest.py", "finding.json", "README.md"}
+    assert json.loads((out / "set_aside.json").read_text())[0]["verdict"] == "MISMATCH"
+    assert len((out / "plot_data.csv").read_text().splitlines()) >= 2
+    hits = finding_hits(out)
+
+    refused = fuzz("--corpus", str(small_corpus), "--out", str(out), "--max-execs", "5")
+    assert refused.returncode == 2 and "--resume" in refused.stderr
+
+    changed = fuzz("--out", str(out), "--resume", "--backend", "aot_eager", "--max-execs", "5")
+    assert changed.returncode == 2 and "keeps the settings" in changed.stderr
+
+    second = fuzz("--corpus", str(small_corpus), "--out", str(out), "--max-execs", "24", "--resume")
+    assert second.returncode == 0, second.stderr
+    after = counters(out)
+    assert after["execs"] == 48 and after["sessions"] == 2
+    assert queue_ids(out) >= queue
+    assert all(finding_hits(out)[name] >= n for name, n in hits.items())
+    assert after["kept"] == len(queue_ids(out))
+
+
+def test_sigkill_mid_campaign_loses_nothing(small_corpus: Path, tmp_path: Path):
+    out = tmp_path / "campaign"
+    proc = subprocess.Popen([sys.executable, str(ROOT / "cli.py"), "fuzz", "--no-ui", "-j", "2", "--corpus",
+                             str(small_corpus), "--out", str(out), "--max-execs", "100000"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT, start_new_session=True)
+    deadline = time.monotonic() + 600
+    while time.monotonic() < deadline:
+        time.sleep(1)
+        try:
+            if counters(out)["execs"] >= 14 and finding_hits(out):
+                break
+        except (FileNotFoundError, json.JSONDecodeError, KeyError):
+            continue
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+
+    for path in out.rglob("*.json"):
+        json.loads(path.read_text())  # every JSON file is whole
+    assert not list(out.rglob(".*.tmp")) or True  # temporaries may remain; resume removes them
+    for finding in (out / "findings").iterdir():
+        assert {"first.py", "smallest.py", "finding.json", "README.md"} <= {p.name for p in finding.iterdir()}
+    hits_before, queue_before, execs_before = finding_hits(out), queue_ids(out), counters(out)["execs"]
+
+    resumed = fuzz("--out", str(out), "--resume", "--max-execs", "6")
+    assert resumed.returncode == 0, resumed.stderr
+    assert not list(out.rglob(".*.tmp"))
+    after = counters(out)
+    assert queue_ids(out) >= queue_before
+    assert all(finding_hits(out)[name] >= n for name, n in hits_before.items())
+    assert after["execs"] >= execs_before + 6
+    assert after["kept"] == len(queue_ids(out))
+    assert after["hits"] == sum(finding_hits(out).values())

@@ -1,0 +1,174 @@
+"""Coverage map, corpus, schedules, signatures, storage and the campaign directory, without torch."""
+
+from __future__ import annotations
+
+import json
+import random
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from mutator import storage
+from mutator.campaign import Campaign, CampaignConfig, CampaignError
+from mutator.check import CheckResult
+from mutator.corpus import Corpus, CorpusEntry, CoverageMap
+from mutator.features import bucket, encode_arc, is_arc, normalize_reason, semantic_features
+from mutator.findings import FindingStore, Signature
+from mutator.observation import CompileStats, Outcome
+from mutator.oracle import Judgement
+from mutator.program import Program
+from mutator.schedule import FastSchedule, RareSchedule, UniformSchedule
+from mutator.compare import Divergence
+from mutator.verdict import Verdict
+
+from tests.helpers import call, compiled_run, exc, run
+
+PROGRAM = Program.from_source("def fn(x):\n    return x\ndef inputs():\n    return (1,)\n", "p.py")
+
+
+def entry(i: int, features, *, source: str = "", seconds: float = 0.1) -> CorpusEntry:
+    program = Program.from_source(PROGRAM.source + source, f"e{i}.py")
+    return CorpusEntry(id=i, program=program, features=frozenset(features), seconds=seconds, depth=0, parent=None,
+                       provenance="seed")
+
+
+def test_arc_and_semantic_features_do_not_collide():
+    arc = encode_arc("torch/_dynamo/symbolic_convert.py", 120, 121)
+    assert is_arc(arc) and arc == encode_arc("torch/_dynamo/symbolic_convert.py", 120, 121)
+    assert arc != encode_arc("torch/_dynamo/symbolic_convert.py", 121, 120)
+    result = compiled_run(compile_stats=CompileStats(graphs=2, graph_breaks=("Failed to trace builtin operator",),
+                                                     recompile_reasons=("L['n'] == 3",)),
+                          calls=[call(exception=exc("ValueError"))])
+    features = semantic_features(result)
+    assert features and not any(is_arc(f) for f in features)
+    other = compiled_run(compile_stats=CompileStats(graphs=2, recompile_reasons=("L['n'] == 4",)))
+    # the graph-break type, the exception type and the graph-break count's bucket; the two
+    # recompile reasons differ only in a constant, so they are one feature
+    assert len(semantic_features(result) - semantic_features(other)) == 3
+
+
+def test_reason_normalisation_and_buckets():
+    assert normalize_reason("L['n'] == 3") == normalize_reason("L['m'] == 41") == "L[S] == N"
+    assert [bucket(n) for n in (0, 1, 2, 3, 5, 9, 20, 100, 1000)] == [0, 1, 2, 3, 4, 5, 6, 7, 8]
+
+
+def test_coverage_map_reports_only_new_features():
+    cmap = CoverageMap()
+    assert cmap.new({1, 2}) == {1, 2}
+    cmap.add({1, 2})
+    cmap.add({2})
+    assert cmap.new({1, 2, 3}) == {3} and cmap.hits == {1: 1, 2: 2} and cmap.arcs() == 2
+
+
+def test_favoured_is_a_cheap_greedy_cover():
+    corpus = Corpus()
+    big = entry(0, {1, 2, 3}, source="# " + "x" * 500)
+    small_a = entry(1, {1, 2})
+    small_b = entry(2, {3})
+    redundant = entry(3, {2}, source="# " + "y" * 900)
+    for e in (big, small_a, small_b, redundant):
+        corpus.add(e)
+    assert {e.id for e in corpus.favoured()} == {1, 2}
+    assert corpus.next_id() == 4
+
+
+@pytest.mark.parametrize("schedule", [UniformSchedule(), FastSchedule(), RareSchedule()], ids=lambda s: s.name)
+def test_schedules_choose_every_entry_eventually_and_prefer_rare_ones(schedule):
+    corpus, cmap = Corpus(), CoverageMap()
+    common, rare = entry(0, {1}), entry(1, {2})
+    corpus.add(common)
+    corpus.add(rare)
+    cmap.hits = {1: 20, 2: 1}
+    rng = random.Random(0)
+    chosen = [schedule.choose(corpus, cmap, rng).id for _ in range(400)]
+    assert set(chosen) == {0, 1}
+    if schedule.name != "uniform":
+        assert chosen.count(1) > chosen.count(0)
+
+
+def _result(verdict: Verdict, *, exception=None, divergence=None, compiled=None) -> CheckResult:
+    judgement = Judgement(verdict, "because", exception=exception, divergence=divergence)
+    return CheckResult(PROGRAM, judgement, (run(), compiled or compiled_run()))
+
+
+def test_signatures_separate_kinds_frames_and_observations():
+    in_guards = exc("AssertionError", dynamo=True)
+    crash = Signature.of(_result(Verdict.CRASH, exception=in_guards))
+    assert crash == Signature("CRASH", "AssertionError", "torch/_dynamo/symbolic_convert.py:step")
+    gb = exc("torch._dynamo.exc.Unsupported", gb_type="Call to `torch._dynamo.graph_break()`")
+    assert Signature.of(_result(Verdict.FULLGRAPH_BREAK, exception=gb)).location.startswith("Call to")
+    values = Divergence("result", "call 1", "value", "d", True, "Tensor")
+    text = Divergence("result", "call 1", "value", "d", False, "str")
+    assert Signature.of(_result(Verdict.MISMATCH, divergence=values)) != \
+        Signature.of(_result(Verdict.MISMATCH, divergence=text))
+    segv = compiled_run(outcome=Outcome.SIGNALLED)
+    segv = replace(segv, signal=11)
+    assert Signature.of(_result(Verdict.CRASH, compiled=segv)).exception == "signal 11"
+    slug = crash.slug()
+    assert slug.startswith("crash-AssertionError-symbolic_convert.py-step-") and "/" not in slug
+
+
+def test_store_keeps_one_directory_per_signature_and_the_smallest_program(tmp_path: Path):
+    store = FindingStore(tmp_path, torch_version="2.13.0")
+    crash = exc("AssertionError", dynamo=True)
+    big = replace(_result(Verdict.CRASH, exception=crash), program=Program.from_source(PROGRAM.source + "# pad\n" * 20, "b.py"))
+    small = _result(Verdict.CRASH, exception=crash)
+    finding, new = store.record(big, provenance="X.a@fn:1", parent=3, elapsed=1.0)
+    assert new
+    _, new_again = store.record(small, provenance="X.b@fn:1", parent=4, elapsed=2.0)
+    assert not new_again
+    directory = tmp_path / finding.directory
+    assert (directory / "first.py").read_text() == big.program.source
+    assert (directory / "smallest.py").read_text() == small.program.source
+    data = json.loads((directory / "finding.json").read_text())
+    assert data["hits"] == 2 and [h["provenance"] for h in data["history"]] == ["X.a@fn:1", "X.b@fn:1"]
+    assert "mutate run" in (directory / "README.md").read_text()
+    assert FindingStore(tmp_path).findings[finding.signature].hits == 2  # reloads from disk
+    hang = _result(Verdict.HANG)
+    hang_finding, _ = store.record(hang, provenance="p", parent=None, elapsed=3.0)
+    assert hang_finding.directory.startswith("hangs/")
+
+
+def test_campaign_refuses_a_non_empty_directory_and_a_second_fuzzer(tmp_path: Path):
+    (tmp_path / "README.md").write_text("kept in git\n")
+    campaign = Campaign.create(tmp_path, CampaignConfig(corpus=("seeds",)))
+    with pytest.raises(CampaignError, match="in use by another mutate fuzz"):
+        Campaign.resume(tmp_path)
+    campaign.close()
+    with pytest.raises(CampaignError, match="continue it with --resume"):
+        Campaign.create(tmp_path, CampaignConfig(corpus=("seeds",)))
+    resumed = Campaign.resume(tmp_path)
+    assert resumed.config.corpus == ("seeds",)
+    resumed.close()
+    with pytest.raises(CampaignError, match="holds no campaign"):
+        Campaign.resume(tmp_path / "elsewhere")
+
+
+def test_queue_entries_round_trip_and_half_written_entries_are_ignored(tmp_path: Path):
+    campaign = Campaign.create(tmp_path / "c", CampaignConfig(corpus=("seeds",)))
+    seed = entry(0, {5, 6})
+    campaign.save_entry(seed, campaign.entry_name(seed, seed_path="seeds/E2/x.py"), found_at=0.0)
+    child = replace(entry(1, {7}), parent=0, depth=1, provenance="E2.wrap_in_try@fn:3+X.insert_graph_break@fn:4")
+    name = campaign.entry_name(child)
+    assert name == "id:000001,src:000000,op:E2.wrap_in_try+X.insert_graph_break"
+    campaign.save_entry(child, name, found_at=1.0)
+    (campaign.queue / "id:000002,src:000001,op:X.a.py").write_text("x = 1\n")  # killed before its sidecar
+    loaded = campaign.load_entries()
+    assert [(e.id, e.parent, e.features) for e in loaded] == [(0, None, {5, 6}), (1, 0, {7})]
+    cmap = CoverageMap({1: 3, 2 ** 62 + 5: 1})
+    campaign.save_coverage(cmap)
+    assert campaign.load_coverage().hits == cmap.hits
+    campaign.append_plot({"elapsed": 1, "execs": 2})
+    campaign.append_plot({"elapsed": 2, "execs": 4})
+    lines = (tmp_path / "c" / "plot_data.csv").read_text().splitlines()
+    assert lines[0].startswith("elapsed,execs") and len(lines) == 3
+
+
+def test_atomic_writes_leave_no_temporaries(tmp_path: Path):
+    storage.write_json(tmp_path / "a" / "b.json", {"x": 1})
+    assert storage.read_json(tmp_path / "a" / "b.json") == {"x": 1}
+    assert not list((tmp_path / "a").glob(".*.tmp"))
+    (tmp_path / "bad.json").write_text("{")
+    with pytest.raises(storage.StorageError, match="bad.json: cannot read"):
+        storage.read_json(tmp_path / "bad.json")
