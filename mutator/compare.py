@@ -32,6 +32,7 @@ from mutator.values import (
 
 MAX_DIVERGENCES = 16
 REFERENCE_SLACK = 2.0  # compiled may be this many times further from float64 than eager is
+REFERENCE_AGREEMENT = 1e-2  # eager must be this close (relative RMS) to float64 for the reference to count
 
 # (rtol, atol) of torch.testing.assert_close, by dtype name.
 _TOLERANCES = {
@@ -247,12 +248,20 @@ def _value_difference(e: TensorValue, c: TensorValue, r: TensorValue | None,
 
 
 def _explained_by_reference(e: np.ndarray, c: np.ndarray, ref: np.ndarray) -> bool:
+    """Whether compiled is about as close to the float64 values as eager is.
+
+    A reference that is not close to eager itself (the program computed something else
+    in float64) explains nothing.
+    """
     ref = ref.astype(e.dtype)
     finite = np.isfinite(ref) & np.isfinite(e) & np.isfinite(c)
     if not finite.any() or (np.isfinite(e) != np.isfinite(c)).any():
         return False
     err_e = math.sqrt(float(np.mean(np.abs(e[finite] - ref[finite]) ** 2)))
     err_c = math.sqrt(float(np.mean(np.abs(c[finite] - ref[finite]) ** 2)))
+    scale = math.sqrt(float(np.mean(np.abs(ref[finite]) ** 2)))
+    if err_e > REFERENCE_AGREEMENT * scale + 1e-5:
+        return False
     return err_c <= REFERENCE_SLACK * err_e + 1e-6
 
 
@@ -302,7 +311,9 @@ def _close_float(e: float, c: float, r: float | None) -> bool:
     rtol, atol = _PY_FLOAT
     if abs(e - c) <= atol + rtol * abs(e):
         return True
-    return r is not None and math.isfinite(r) and abs(c - r) <= REFERENCE_SLACK * abs(e - r) + 1e-6
+    if r is None or not math.isfinite(r) or abs(e - r) > REFERENCE_AGREEMENT * abs(r) + 1e-5:
+        return False
+    return abs(c - r) <= REFERENCE_SLACK * abs(e - r) + 1e-6
 
 
 def _same_text_with_numbers(a: str, b: str) -> bool:

@@ -89,8 +89,6 @@ def run_program(program: Program, mode: Mode, config: RunConfig, emit: Callable[
     previous_module = sys.modules.get(name)
     sys.modules[name] = module
     linecache.cache[program.name] = (len(program.source), None, program.source.splitlines(True), program.name)
-    if mode is Mode.REFERENCE:
-        torch.set_default_dtype(torch.float64)
     seed_everything()
     returned: Any = None
     state: Any = None

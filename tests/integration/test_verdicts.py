@@ -320,3 +320,21 @@ def test_pool_keeps_working_after_crashes(checker):
     # the same program without the misbehaviour still differs only by the global it sets
     result = check(checker, ONLY_COMPILED.format(action="pass"))
     assert result.verdict is Verdict.MISMATCH and "program globals" in result.reason
+
+
+def test_float64_reference_run_computes_the_same_values(pool):
+    source = program("""
+        import torch
+        class M(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lin = torch.nn.Linear(4, 3)
+            def forward(self, x):
+                return torch.tanh(self.lin(x)) + torch.randn(3)
+        fn = M()
+        def inputs():
+            return (torch.randn(2, 4),)
+    """)
+    eager, reference = pool.run(source, Mode.EAGER), pool.run(source, Mode.REFERENCE)
+    e, r = eager.observation.calls[0].result, reference.observation.calls[0].result
+    assert r.dtype == "torch.float64" and abs(e.values - r.values).max() < 1e-5
