@@ -172,3 +172,23 @@ def test_atomic_writes_leave_no_temporaries(tmp_path: Path):
     (tmp_path / "bad.json").write_text("{")
     with pytest.raises(storage.StorageError, match="bad.json: cannot read"):
         storage.read_json(tmp_path / "bad.json")
+
+
+SNAPSHOT = dict(elapsed=75.2, execs=120, execs_per_sec=2.4, corpus=9, favoured=7, arcs=9874, features=10024,
+                findings=2, findings_by_kind={"CRASH": 1, "MISMATCH": 1}, hits=5, latest_finding="CRASH / x: y",
+                invalid=3, unstable=1, invalid_rate=0.025, unstable_rate=0.008, lost=0, last_new_path=70.0,
+                families={"E2": {"applied": 10, "valid": 8, "new": 2, "findings": 1}}, workers=["busy", "idle"])
+
+
+def test_status_line_and_live_screen_render_a_snapshot():
+    from rich.console import Console
+
+    from mutator.ui import render, status_line
+
+    line = status_line(SNAPSHOT)
+    assert line.startswith("[0h01m15s] execs 120 (2.4/s)") and "crash 1, mismatch 1" in line and "\n" not in line
+    console = Console(record=True, width=120)
+    console.print(render(SNAPSHOT, "mutate fuzz: corpus"))
+    text = console.export_text()
+    for expected in ("execs/s", "9874", "CRASH", "E2", "80%", "busy idle", "Ctrl-C"):
+        assert expected in text, expected

@@ -1,0 +1,104 @@
+"""Does coverage guidance pay? The same loop with and without feedback, at equal executions.
+
+Guided: the fuzz loop as shipped (fast schedule, mutants that add features are kept,
+operator usefulness fed back). Unguided: the same loop with coverage feedback off
+(uniform choice among the seeds, nothing kept, no usefulness feedback). Both start
+from the same seeds with the same RNG seed, run the same number of checks through the
+same pool, one after the other, and are measured alike: distinct arcs of torch/_dynamo
+(all, and beyond what the seeds' dry run covered), distinct graph-break types,
+distinct finding signatures.
+
+    python bench/guidance.py [--execs 300] [--seeds seeds/] [-j 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from mutator.campaign import Campaign, CampaignConfig  # noqa: E402
+from mutator.check import Checker, CheckResult  # noqa: E402
+from mutator.corpus import Corpus, CoverageMap  # noqa: E402
+from mutator.features import is_arc  # noqa: E402
+from mutator.findings import FindingStore  # noqa: E402
+from mutator.fuzzer import Budget, Fuzzer  # noqa: E402
+from mutator.mutation.mutator import Mutator  # noqa: E402
+from mutator.mutation.registry import all_operators  # noqa: E402
+from mutator.pool import WorkerPool  # noqa: E402
+from mutator.program import load_programs  # noqa: E402
+from mutator.schedule import FastSchedule, UniformSchedule  # noqa: E402
+
+
+class RecordingChecker(Checker):
+    """Remembers every graph-break type the compiled runs reported."""
+
+    def __init__(self, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
+        super().__init__(*args, **kwargs)
+        self.graph_breaks: set[str] = set()
+
+    def check(self, program):  # type: ignore[no-untyped-def]
+        result: CheckResult = super().check(program)
+        stats = result.compiled.observation.compile
+        if stats is not None:
+            self.graph_breaks.update(stats.graph_breaks)
+        return result
+
+
+def campaign_run(name: str, *, guided: bool, seeds, pool, out: Path, execs: int, rng_seed: int) -> dict:
+    campaign = Campaign.create(out / name, CampaignConfig(corpus=("seeds",), schedule="fast" if guided else "uniform"))
+    checker = RecordingChecker(pool)
+    fuzzer = Fuzzer(corpus=Corpus(), coverage=CoverageMap(), mutator=Mutator(all_operators()),
+                    schedule=FastSchedule() if guided else UniformSchedule(), checker=checker,
+                    store=FindingStore(campaign.root), campaign=campaign, rng=random.Random(rng_seed),
+                    feedback=guided, inflight=2 * pool.size)
+    fuzzer.seed(seeds)
+    seed_arcs = {f for f in fuzzer.coverage.hits if is_arc(f)}
+    seed_breaks = set(checker.graph_breaks)
+    started = time.monotonic()
+    fuzzer.run(Budget(max_execs=execs))
+    seconds = time.monotonic() - started
+    campaign.close()
+    arcs = {f for f in fuzzer.coverage.hits if is_arc(f)}
+    return dict(
+        name=name, execs=fuzzer.session_execs - len(seeds), seconds=seconds, arcs=len(arcs),
+        new_arcs=len(arcs - seed_arcs), seed_arcs=len(seed_arcs), graph_breaks=len(checker.graph_breaks),
+        new_graph_breaks=len(checker.graph_breaks - seed_breaks), signatures=len(fuzzer.store.findings),
+        kinds=fuzzer.store.count_by_kind(), corpus=len(fuzzer.corpus), invalid=fuzzer.stats.invalid,
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--execs", type=int, default=300, help="mutant checks per loop (after the dry run)")
+    parser.add_argument("--seeds", type=Path, default=ROOT / "seeds")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("-j", "--jobs", type=int, default=None)
+    args = parser.parse_args()
+    seeds, errors = load_programs([args.seeds])
+    assert not errors, errors
+    with tempfile.TemporaryDirectory(prefix="mutator-guidance-") as tmp, \
+            WorkerPool(workers=args.jobs, coverage=("torch/_dynamo",)) as pool:
+        pool.wait_ready()
+        rows = [campaign_run(name, guided=name == "guided", seeds=seeds, pool=pool, out=Path(tmp),
+                             execs=args.execs, rng_seed=args.seed) for name in ("guided", "unguided")]
+    print(f"{len(seeds)} seeds, {args.execs} mutant checks per loop, {pool.size} workers")
+    header = f"{'':10} {'execs/s':>8} {'arcs':>7} {'new arcs':>9} {'gb types':>9} {'new gb':>7} " \
+             f"{'signatures':>11} {'corpus':>7} {'invalid':>8}  findings by kind"
+    print(header)
+    for r in rows:
+        print(f"{r['name']:10} {r['execs'] / r['seconds']:8.2f} {r['arcs']:7d} {r['new_arcs']:9d} "
+              f"{r['graph_breaks']:9d} {r['new_graph_breaks']:7d} {r['signatures']:11d} {r['corpus']:7d} "
+              f"{r['invalid']:8d}  {r['kinds']}")
+    guided, unguided = rows
+    print(f"new arcs, guided / unguided: {guided['new_arcs'] / max(1, unguided['new_arcs']):.2f}  (goal >= 1.5)")
+
+
+if __name__ == "__main__":
+    main()
