@@ -117,3 +117,40 @@ def test_sigkill_mid_campaign_loses_nothing(small_corpus: Path, tmp_path: Path):
     assert after["execs"] >= execs_before + 6
     assert after["kept"] == len(queue_ids(out))
     assert after["hits"] == sum(finding_hits(out).values())
+
+
+def test_ctrl_c_finishes_the_programs_in_flight_and_prints_a_summary(small_corpus: Path, tmp_path: Path):
+    out = tmp_path / "campaign"
+    proc = subprocess.Popen([sys.executable, str(ROOT / "cli.py"), "fuzz", "--no-ui", "-j", "2", "--corpus",
+                             str(small_corpus), "--out", str(out)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    deadline = time.monotonic() + 600
+    while time.monotonic() < deadline:
+        time.sleep(1)
+        try:
+            if counters(out)["execs"] >= 8:
+                break
+        except (FileNotFoundError, json.JSONDecodeError, KeyError):
+            continue
+    proc.send_signal(signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=300)
+    assert proc.returncode == 0, stderr
+    assert "stopping: finishing the programs in flight" in stderr
+    assert "execs" in stdout and str(out / "findings") in stdout
+    assert counters(out)["execs"] >= 8
+
+
+def test_a_program_that_kills_its_worker_is_kept_in_lost(tmp_path: Path):
+    corpus = tmp_path / "seeds"
+    corpus.mkdir()
+    (corpus / "killer.py").write_text(
+        "import os, signal\nimport torch\ndef fn(x):\n    return x + 1\n"
+        "def inputs():\n    os.kill(os.getppid(), signal.SIGKILL)\n    return (torch.ones(2),)\n")
+    shutil.copy(SEEDS / SMALL_CORPUS[1], corpus / "ok.py")
+    out = tmp_path / "campaign"
+    result = fuzz("--corpus", str(corpus), "--out", str(out), "--max-execs", "4")
+    assert result.returncode == 0, result.stderr
+    [lost] = (out / "lost").glob("*.py")
+    assert "os.kill(os.getppid()" in lost.read_text()
+    assert "worker died" in json.loads(lost.with_suffix(".json").read_text())["detail"]
+    assert counters(out)["lost"] == 1
