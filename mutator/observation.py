@@ -85,6 +85,7 @@ class CallRecord:
     exact_signature: str = ""  # the same with tensor values included
     compiles: int = 0  # Dynamo compilations started during this call
     recompiles: tuple[Recompile, ...] = ()
+    resets: int = 0  # torch._dynamo.reset() calls the program made before this call ended
 
 
 @dataclass(frozen=True, slots=True)

@@ -133,19 +133,20 @@ def recompile_storm(observation: Observation) -> str:
     if stats is not None and stats.recompile_limit_hit:
         last = stats.recompile_reasons[-1] if stats.recompile_reasons else "unknown"
         return f"hit Dynamo's recompile limit after {stats.compiles} compilations (last guard failure: {last})"
-    exact_seen: dict[str, set[str]] = defaultdict(set)
-    meta_seen: dict[str, set[str]] = defaultdict(set)
+    exact_seen: dict[tuple[str, int], set[str]] = defaultdict(set)
+    meta_seen: dict[tuple[str, int], set[str]] = defaultdict(set)
     meta_repeats: dict[str, list[str]] = defaultdict(list)
     for call in observation.calls:
+        key = (call.label, call.resets)  # after torch._dynamo.reset(), compiling again is expected
         if call.recompiles and call.signature:
-            if call.exact_signature in exact_seen[call.label]:
+            if call.exact_signature in exact_seen[key]:
                 return (f"{call.label} recompiled on a call with the same inputs and state as an earlier call "
                         f"(guard failure: {call.recompiles[0].reason})")
-            if call.signature in meta_seen[call.label]:
+            if call.signature in meta_seen[key]:
                 for recompile in call.recompiles:
                     meta_repeats[recompile.code].append(recompile.reason)
-        exact_seen[call.label].add(call.exact_signature)
-        meta_seen[call.label].add(call.signature)
+        exact_seen[key].add(call.exact_signature)
+        meta_seen[key].add(call.signature)
     for code, reasons in meta_repeats.items():
         if len(reasons) >= STORM_META_REPEATS:
             return (f"{code} recompiled {len(reasons)} times on calls with the same input shapes and state "

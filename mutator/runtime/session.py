@@ -38,19 +38,26 @@ class Session:
         self.compiled: list[CompiledCallable] = []
         self.calls = 0
         self.depth = 0
+        self.resets = 0  # torch._dynamo.reset() calls so far: compiling again after one is expected
         self.program_globals: dict[str, Any] = {}
         self._labels: set[str] = set()
 
     # -- torch.compile and torch._dynamo.optimize, as the program sees them -----------------
     @contextlib.contextmanager
     def patched(self) -> Iterator[None]:
-        real_compile, real_optimize = torch.compile, torch._dynamo.optimize
+        real_compile, real_optimize, real_reset = torch.compile, torch._dynamo.optimize, torch._dynamo.reset
+
+        def counting_reset(*args: Any, **kwargs: Any) -> Any:  # torch.compiler.reset() lands here too
+            self.resets += 1
+            return real_reset(*args, **kwargs)
+
         torch.compile = functools.partial(self.compile, real_compile)  # type: ignore[assignment]
         torch._dynamo.optimize = functools.partial(self.optimize, real_compile, real_optimize)  # type: ignore[assignment]
+        torch._dynamo.reset = counting_reset  # type: ignore[assignment]
         try:
             yield
         finally:
-            torch.compile, torch._dynamo.optimize = real_compile, real_optimize
+            torch.compile, torch._dynamo.optimize, torch._dynamo.reset = real_compile, real_optimize, real_reset
 
     def compile(self, real_compile: Callable[..., Any], model: Any = None, /, **kwargs: Any) -> Any:
         if _called_from_torch():  # torch's own use of torch.compile is not the program's
@@ -136,6 +143,7 @@ class Session:
                 program_state=_safe(lambda: snapshot(self.globals_view())),
                 signature=signature,
                 exact_signature=exact,
+                resets=self.resets,
                 compiles=sum(1 for m in new_metrics if not m.is_runtime),
                 recompiles=tuple(
                     Recompile(_code_key(m), recompile_reason(m.recompile_reason))

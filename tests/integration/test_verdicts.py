@@ -338,3 +338,23 @@ def test_float64_reference_run_computes_the_same_values(pool):
     eager, reference = pool.run(source, Mode.EAGER), pool.run(source, Mode.REFERENCE)
     e, r = eager.observation.calls[0].result, reference.observation.calls[0].result
     assert r.dtype == "torch.float64" and abs(e.values - r.values).max() < 1e-5
+
+
+def test_compiling_again_after_a_dynamo_reset_is_not_a_storm(checker):
+    result = check(checker, """
+        import torch
+        def fn(x):
+            return x.cos() * 2
+        def inputs():
+            return (torch.ones(3),)
+        def drive(f):
+            x = torch.ones(3)
+            out = [f(x)]
+            torch._dynamo.reset()
+            out.append(f(x))
+            torch.compiler.reset()
+            out.append(f(x))
+            return out
+    """)
+    assert result.verdict is Verdict.PASS, result.reason
+    assert [c.resets for c in result.compiled.observation.calls] == [0, 1, 2]

@@ -1,3 +1,5 @@
+from dataclasses import replace
+
 import pytest
 
 from mutator.observation import CompileStats, Mode, Outcome, Recompile
@@ -111,6 +113,12 @@ def test_recompiling_on_identical_inputs_and_state_is_a_storm():
     # 2 calls with equal inputs and 2 compiles: the second compile is not warranted
     calls = _storm_calls(["m", "m"], ["v", "v"], [False, True])
     assert "same inputs and state" in recompile_storm(compiled_run(calls=calls).observation)
+
+
+def test_recompiling_after_a_dynamo_reset_is_warranted():
+    calls = _storm_calls(["m", "m"], ["v", "v"], [False, True])
+    calls[1] = replace(calls[1], resets=1)
+    assert recompile_storm(compiled_run(calls=calls).observation) == ""
 
 
 def test_recompiling_on_new_inputs_is_warranted():
