@@ -17,6 +17,8 @@ from typing import Literal
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
+from mutator.mutation.tree import children as _children
+from mutator.mutation.tree import nodes as _walk
 from mutator.program import Program, ProgramForm
 
 Target = Literal["region", "driver", "anywhere"]
@@ -36,6 +38,9 @@ class MutationContext:
     driver_ids: set[int]
     names: set[str]
     lines: dict[int, int] = field(default_factory=dict)  # id(node) -> line
+    candidates: dict[str, list[cst.CSTNode]] = field(default_factory=dict)  # operator id -> its sites here
+    parents: dict[int, cst.CSTNode] = field(default_factory=dict)  # id(node) -> its parent
+    _reaching: dict[str, set[int]] = field(default_factory=dict)
 
     @classmethod
     def of(cls, program: Program) -> MutationContext:
@@ -56,6 +61,7 @@ class MutationContext:
             driver_ids={id(n) for stmt in _driver_statements(module, program.form) for n in _walk(stmt)},
             names=_all_names(module),
             lines={id(node): pos.start.line for node, pos in positions.items()},
+            parents={id(child): node for node in _walk(module) for child in _children(node)},
         )
 
     @property
@@ -68,6 +74,30 @@ class MutationContext:
         if target == "driver":
             return id(node) in self.driver_ids
         return True
+
+    def reaching(self, target: Target) -> set[int] | None:
+        """The ids of every node in `target` and of their ancestors (None: everything)."""
+        if target == "anywhere":
+            return None
+        cached = self._reaching.get(target)
+        if cached is None:
+            inside = self.region_ids.keys() if target == "region" else self.driver_ids
+            cached = set(inside)
+            for node_id in inside:
+                parent = self.parents.get(node_id)
+                while parent is not None and id(parent) not in cached:
+                    cached.add(id(parent))
+                    parent = self.parents.get(id(parent))
+            self._reaching[target] = cached
+        return cached
+
+    def path_to(self, node: cst.CSTNode) -> set[int]:
+        """The ids of `node` and all its ancestors."""
+        path = {id(node)}
+        while id(node) in self.parents:
+            node = self.parents[id(node)]
+            path.add(id(node))
+        return path
 
     def where(self, node: cst.CSTNode) -> str:
         """A site label for provenance: 'forward:12' (function and line)."""
@@ -115,10 +145,33 @@ def _find_region(module: cst.Module, form: ProgramForm) -> tuple[list[cst.Functi
             entries.extend(_entry_methods(classes[instances["fn"]], classes))
     else:
         entries.extend(_script_entries(module, functions, classes, instances))
+    owners = {id(m): name for name, cls in classes.items() for m in _methods(cls, classes)}
     region: list[cst.FunctionDef] = []
     seen: set[int] = set()
     seen_classes: set[str] = set()
     work = list(entries)
+
+    def add_class(name: str) -> None:
+        """A class whose instances the region uses: its methods run there (dunders implicitly).
+
+        The classes its __init__ instantiates come along (submodules called as
+        self.block(x)); the harness module's own __init__ runs at load time, so it is
+        read for those, not added.
+        """
+        if name in seen_classes:
+            return
+        seen_classes.add(name)
+        for method in _methods(classes[name], classes):
+            if method.name.value != "__init__" or instances.get("fn") != name:
+                work.append(method)
+            else:
+                for referenced in _referenced_names(method):
+                    if referenced in classes:
+                        add_class(referenced)
+
+    for entry in entries:
+        if id(entry) in owners:
+            add_class(owners[id(entry)])
     while work:
         fn = work.pop()
         if id(fn) in seen:
@@ -130,11 +183,8 @@ def _find_region(module: cst.Module, form: ProgramForm) -> tuple[list[cst.Functi
                 continue
             if name in functions:
                 work.append(functions[name])
-            elif name in classes and name not in seen_classes:
-                seen_classes.add(name)
-                # the harness module's own __init__ runs at load time, outside the region
-                work.extend(m for m in _methods(classes[name], classes)
-                            if m.name.value != "__init__" or instances.get("fn") != name)
+            elif name in classes:
+                add_class(name)
     return entries, region
 
 
@@ -239,11 +289,3 @@ def _all_names(module: cst.Module) -> set[str]:
         elif isinstance(node, cst.Attribute):
             names.add(node.attr.value)
     return names
-
-
-def _walk(node: cst.CSTNode):  # type: ignore[no-untyped-def]
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        yield current
-        stack.extend(current.children)

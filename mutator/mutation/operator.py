@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import random
 import textwrap
+import types
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import libcst as cst
 import libcst.matchers as m
@@ -69,7 +70,7 @@ class Operator(m.MatcherDecoratableTransformer):
             cls.id = f"{cls.family}.{cls.name}"
 
     def __init__(self, ctx: MutationContext, rng: random.Random) -> None:
-        super().__init__()
+        _init_matchers(self)
         self.ctx = ctx
         self.rng = rng
         self._names = NameAllocator(ctx.names)
@@ -78,6 +79,8 @@ class Operator(m.MatcherDecoratableTransformer):
         self._helpers: list[cst.BaseStatement] = []
         self._appended: list[cst.BaseStatement] = []
         self._imports: list[str] = []
+        self._path: set[int] | None = None  # rewrite pass: the chosen site and its ancestors
+        self._pruned: set[int] = set()
         self.declined: str | None = None
 
     # -- for operator authors ------------------------------------------------------------
@@ -112,6 +115,20 @@ class Operator(m.MatcherDecoratableTransformer):
         return f"no site for {self.name} in the {self.TARGET if self.TARGET != 'anywhere' else 'program'}"
 
     # -- for the driver ------------------------------------------------------------------
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        # The counting pass only walks what can reach the target, and the rewrite pass only
+        # the path to the chosen site: no hook runs in subtrees that cannot hold a site,
+        # which makes both several times faster.
+        if self._path is not None and id(node) not in self._path:
+            self._pruned.add(id(node))
+            return False
+        return super().on_visit(node)
+
+    def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode) -> Any:
+        if id(original_node) in self._pruned:
+            return updated_node
+        return super().on_leave(original_node, updated_node)
+
     def finish(self, module: cst.Module) -> cst.Module:
         imports = [cst.parse_statement(f"import {name}\n") for name in dict.fromkeys(self._imports)
                    if not _imports(module, name)]
@@ -138,26 +155,55 @@ def apply(op: type[Operator], ctx: MutationContext, rng: random.Random) -> Mutan
 
 
 def _apply(op: type[Operator], ctx: MutationContext, rng: random.Random) -> Mutant | Declined:
-    counter = op(ctx, rng)
-    ctx.module.visit(counter)
-    if not counter._candidates:
-        return Declined(op.id, counter.no_site_reason())
-    chosen = rng.choice(counter._candidates)
+    candidates = ctx.candidates.get(op.id)
+    if candidates is None:  # the counting pass depends only on the program: once per context
+        counter = op(ctx, rng)
+        counter._path = ctx.reaching(op.TARGET)
+        ctx.module.visit(counter)
+        candidates = ctx.candidates[op.id] = counter._candidates
+    if not candidates:
+        return Declined(op.id, op(ctx, rng).no_site_reason())
     rewriter = op(ctx, rng)
-    rewriter._chosen = chosen
+    rewriter._chosen = rng.choice(candidates)
+    rewriter._path = ctx.path_to(rewriter._chosen)
     new_module = ctx.module.visit(rewriter)
     if rewriter.declined:
         return Declined(op.id, rewriter.declined)
-    new_module = rewriter.finish(new_module)
-    if new_module.deep_equals(ctx.module):
+    code = rewriter.finish(new_module).code
+    if code == ctx.program.source:
         return Declined(op.id, "the rewrite changed nothing")
-    code = new_module.code
     try:
         compile(code, ctx.program.name, "exec")
         program = Program.from_source(code, ctx.program.name)
     except (SyntaxError, ValueError, ProgramError) as exc:  # a bug in the operator: say so, don't ship it
         return Declined(op.id, f"operator produced an invalid program: {exc}")
-    return Mutant(program, (Step(op.id, ctx.where(chosen)),))
+    return Mutant(program, (Step(op.id, ctx.where(rewriter._chosen)),))
+
+
+_GATHERED: dict[type, tuple[dict[Any, tuple[Any, ...]], dict[Any, tuple[Any, ...]], dict[Any, None]]] = {}
+
+
+def _init_matchers(op: Operator) -> None:
+    """MatcherDecoratableTransformer.__init__, with its inspection of the class done once per class.
+
+    libcst finds @m.visit/@m.leave/@m.call_if_inside functions by getattr-ing every name
+    in dir(self) on every construction: more than the rest of a rewrite costs.
+    """
+    cls = type(op)
+    gathered = _GATHERED.get(cls)
+    if gathered is None:
+        m.MatcherDecoratableTransformer.__init__(op)
+        _GATHERED[cls] = (
+            {k: tuple(f.__func__ for f in v) for k, v in op._extra_visit_funcs.items()},
+            {k: tuple(f.__func__ for f in v) for k, v in op._extra_leave_funcs.items()},
+            dict(op._matchers),
+        )
+        return
+    visit, leave, matchers = gathered
+    cst.CSTTransformer.__init__(op)
+    op._extra_visit_funcs = {k: tuple(types.MethodType(f, op) for f in v) for k, v in visit.items()}
+    op._extra_leave_funcs = {k: tuple(types.MethodType(f, op) for f in v) for k, v in leave.items()}
+    op._matchers = dict(matchers)
 
 
 def _imports(module: cst.Module, name: str) -> bool:

@@ -50,8 +50,8 @@ def test_a_confirmed_mismatch_reruns_both_and_checks_float64():
 
 
 def test_float64_reference_can_clear_a_numeric_mismatch():
-    runner = ScriptedRunner(eager=[ok(1.0), ok(1.0)], compiled=[compiled(1.2), compiled(1.2)],
-                            reference=[run(Mode.REFERENCE, calls=[call(result=tensor([1.1], "torch.float64"))])])
+    runner = ScriptedRunner(eager=[ok(10000.0), ok(10000.0)], compiled=[compiled(10000.04), compiled(10000.04)],
+                            reference=[run(Mode.REFERENCE, calls=[call(result=tensor([10000.02], "torch.float64"))])])
     assert Checker(runner).check(PROGRAM).verdict is Verdict.PASS
 
 

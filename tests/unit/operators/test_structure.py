@@ -1,4 +1,12 @@
-from mutator.mutation.operators.structure import InsertGraphBreak
+from mutator.mutation.operators.structure import (
+    DuplicateCall,
+    InlineHelper,
+    InsertGraphBreak,
+    OutlineHelper,
+    StackCompiledCall,
+    ToggleDynamic,
+    ToggleFullgraph,
+)
 
 from tests.unit.operators.helpers import assert_declines, assert_rewrites
 
@@ -56,3 +64,457 @@ def test_declines_without_a_compiled_region():
         fn = M()
     """
     assert_declines(InsertGraphBreak, before, "no site for insert_graph_break in the region")
+
+
+# -- X.inline_helper ----------------------------------------------------------------------------
+
+def test_inlines_a_straight_line_helper_before_the_statement():
+    before = """
+        import torch
+
+        def scale(x, k=2.0):
+            y = x * k
+            return y + 1
+
+        def fn(x):
+            h = x.sin()
+            return scale(h.cos()) * 3
+    """
+    after = """
+        import torch
+
+        def scale(x, k=2.0):
+            y = x * k
+            return y + 1
+
+        def fn(x):
+            h = x.sin()
+            x_2 = h.cos()
+            y_2 = x_2 * 2.0
+            return (y_2 + 1) * 3
+    """
+    assert_rewrites(InlineHelper, before, after, seed=0)
+
+
+def test_inlines_returns_under_ifs_as_a_conditional_expression_inside_a_lambda():
+    before = """
+        import torch
+
+        def pick(h, kind):
+            if kind == "relu":
+                return torch.relu(h)
+            return h
+
+        def fn(x, kind):
+            f = lambda t: pick(t, kind)
+            return f(x)
+    """
+    after = """
+        import torch
+
+        def pick(h, kind):
+            if kind == "relu":
+                return torch.relu(h)
+            return h
+
+        def fn(x, kind):
+            f = lambda t: (torch.relu(t) if (kind == "relu") else t)
+            return f(x)
+    """
+    assert_rewrites(InlineHelper, before, after, seed=0)
+
+
+def test_inlines_a_method_called_on_self():
+    before = """
+        import torch
+
+        class M(torch.nn.Module):
+            def gain(self, h):
+                return h * self.scale
+
+            def forward(self, x):
+                return self.gain(x.relu()) + 1
+
+        fn = M()
+        fn.scale = 2.0
+    """
+    after = """
+        import torch
+
+        class M(torch.nn.Module):
+            def gain(self, h):
+                return h * self.scale
+
+            def forward(self, x):
+                h_2 = x.relu()
+                return (h_2 * self.scale) + 1
+
+        fn = M()
+        fn.scale = 2.0
+    """
+    assert_rewrites(InlineHelper, before, after, seed=0)
+
+
+def test_inline_declines_a_method_an_instance_attribute_may_shadow():
+    before = """
+        import torch
+
+        class M(torch.nn.Module):
+            def gain(self, h):
+                return h * 2
+
+            def forward(self, x):
+                return self.gain(x)
+
+        fn = M()
+        fn.gain = torch.sigmoid
+    """
+    assert_declines(InlineHelper, before, "no site for inline_helper")
+
+
+def test_inline_declines_decorated_helpers_and_shadowed_globals():
+    before = """
+        import functools
+        import torch
+
+        SCALE = 2.0
+
+        @functools.lru_cache(maxsize=None)
+        def width(n):
+            return n // 2
+
+        def scaled(x):
+            return x * SCALE
+
+        def fn(x):
+            SCALE = 3.0
+            return scaled(x)[: width(4)] + SCALE
+    """
+    assert_declines(InlineHelper, before, "no site for inline_helper")
+
+
+# -- X.outline_helper ---------------------------------------------------------------------------
+
+def test_outlines_a_run_of_statements_returning_what_later_code_reads():
+    before = """
+        import torch
+
+        def fn(x, w):
+            a = x * w
+            b = a.sum()
+            c = a - b
+            return c, b
+    """
+    after = """
+        import torch
+        def helper(x, w):
+            a = x * w
+            b = a.sum()
+            c = a - b
+            return b, c
+
+        def fn(x, w):
+            b, c = helper(x, w)
+            return c, b
+    """
+    assert_rewrites(OutlineHelper, before, after, seed=2)
+
+
+def test_outlines_an_expression_of_a_method():
+    before = """
+        import torch
+
+        class M(torch.nn.Module):
+            def forward(self, x):
+                h = x.relu()
+                if h.sum() > 0:
+                    h = h * 2
+                return h + 1
+
+        fn = M()
+    """
+    after = """
+        import torch
+        def helper(x):
+            return x.relu()
+
+        class M(torch.nn.Module):
+            def forward(self, x):
+                h = helper(x)
+                if h.sum() > 0:
+                    h = h * 2
+                return h + 1
+
+        fn = M()
+    """
+    assert_rewrites(OutlineHelper, before, after, seed=5)
+
+
+def test_outline_declines_code_that_needs_its_frame():
+    before = """
+        import torch
+
+        class M(torch.nn.Module):
+            def forward(self, x):
+                return super().forward(x)
+
+        fn = M()
+    """
+    assert_declines(OutlineHelper, before, "no site for outline_helper")
+
+
+# -- X.duplicate_call ---------------------------------------------------------------------------
+
+def test_duplicates_a_pure_call_in_a_tuple_and_keeps_the_second():
+    before = """
+        import torch
+
+        def fn(x, w):
+            y = torch.mm(x, w)
+            return y + x.sum()
+    """
+    after = """
+        import torch
+
+        def fn(x, w):
+            y = torch.mm(x, w)
+            return y + (x.sum(), x.sum())[1]
+    """
+    assert_rewrites(DuplicateCall, before, after, seed=0)
+
+
+def test_duplicates_a_call_through_a_call_twice_helper():
+    before = """
+        import torch
+
+        def fn(x, w):
+            y = torch.mm(x, w)
+            return y + x.sum()
+    """
+    after = """
+        import torch
+        def call_twice(callee, /, *args, **kwargs):
+            callee(*args, **kwargs)
+            return callee(*args, **kwargs)
+
+        def fn(x, w):
+            y = call_twice(torch.mm, x, w)
+            return y + x.sum()
+    """
+    assert_rewrites(DuplicateCall, before, after, seed=2)
+
+
+def test_duplicate_declines_mutating_random_and_iterator_consuming_calls():
+    before = """
+        import torch
+
+        def fn(x, out):
+            out.append(x.add_(1))
+            return torch.randn(3) + next(iter(out)) + sum(t for t in out)
+    """
+    assert_declines(DuplicateCall, before, "no site for duplicate_call")
+
+
+# -- X.stack_compiled_call ----------------------------------------------------------------------
+
+HARNESS_WITH_DRIVE = """
+    import torch
+
+    def fn(x):
+        return x + 1
+
+    def inputs():
+        return (torch.ones(2),)
+
+    def drive(f):
+        a = f(torch.ones(2) * 3)
+        return a
+"""
+
+
+def test_stacks_a_call_of_the_compiled_function_in_drive():
+    after = """
+        import torch
+
+        def fn(x):
+            return x + 1
+
+        def inputs():
+            return (torch.ones(2),)
+
+        def drive(f):
+            extra_calls = []
+            extra_calls.append(f(*inputs()))
+            a = f(torch.ones(2) * 3)
+            return a, extra_calls
+    """
+    assert_rewrites(StackCompiledCall, HARNESS_WITH_DRIVE, after, seed=1)
+
+
+def test_stacks_a_copy_of_an_earlier_call_in_drive():
+    after = """
+        import torch
+
+        def fn(x):
+            return x + 1
+
+        def inputs():
+            return (torch.ones(2),)
+
+        def drive(f):
+            extra_calls = []
+            a = f(torch.ones(2) * 3)
+            extra_calls.append(f(torch.ones(2) * 3))
+            return a, extra_calls
+    """
+    assert_rewrites(StackCompiledCall, HARNESS_WITH_DRIVE, after, seed=0)
+
+
+def test_creates_drive_when_missing():
+    before = """
+        import torch
+
+        def fn(x):
+            return x + 1
+
+        def inputs():
+            return (torch.ones(2),)
+    """
+    after = """
+        import torch
+
+        def fn(x):
+            return x + 1
+
+        def inputs():
+            return (torch.ones(2),)
+        def drive(f):
+            first = f(*inputs())
+            return first, f(*inputs())
+    """
+    assert_rewrites(StackCompiledCall, before, after, seed=0)
+
+
+def test_repeats_a_top_level_call_of_a_compiled_function_in_a_script():
+    before = """
+        import torch
+
+        @torch.compile
+        def step(x):
+            return x * 2
+
+        x = torch.ones(3)
+        print(step(x))
+    """
+    after = """
+        import torch
+
+        @torch.compile
+        def step(x):
+            return x * 2
+
+        x = torch.ones(3)
+        print(step(x))
+        print(step(x))
+    """
+    assert_rewrites(StackCompiledCall, before, after, seed=0)
+
+
+def test_stack_declines_a_script_that_never_calls_its_compiled_function():
+    before = """
+        import torch
+
+        def step(x):
+            return x * 2
+
+        compiled = torch.compile(step)
+        print(step(torch.ones(3)))
+    """
+    assert_declines(StackCompiledCall, before, "no site for stack_compiled_call")
+
+
+# -- X.toggle_fullgraph / X.toggle_dynamic -------------------------------------------------------
+
+HARNESS_WITH_KWARGS = """
+    import torch
+
+    def fn(x):
+        return x + 1
+
+    def inputs():
+        return (torch.ones(2),)
+
+    COMPILE_KWARGS = {"fullgraph": True, "dynamic": False}
+"""
+
+
+def test_toggle_fullgraph_flips_compile_kwargs():
+    after = HARNESS_WITH_KWARGS.replace('"fullgraph": True', '"fullgraph": False')
+    assert_rewrites(ToggleFullgraph, HARNESS_WITH_KWARGS, after, seed=0)
+
+
+def test_toggle_fullgraph_creates_compile_kwargs():
+    before = """
+        import torch
+
+        def fn(x):
+            return x + 1
+
+        def inputs():
+            return (torch.ones(2),)
+    """
+    after = """
+        import torch
+
+        def fn(x):
+            return x + 1
+
+        def inputs():
+            return (torch.ones(2),)
+        COMPILE_KWARGS = {"fullgraph": True}
+    """
+    assert_rewrites(ToggleFullgraph, before, after, seed=0)
+
+
+def test_toggle_fullgraph_adds_the_option_to_a_bare_decorator():
+    before = """
+        import torch
+
+        @torch.compile
+        def step(x):
+            return x * 2
+
+        print(step(torch.ones(3)))
+    """
+    assert_rewrites(ToggleFullgraph, before, before.replace("@torch.compile", "@torch.compile(fullgraph=True)"))
+
+
+def test_toggle_dynamic_sets_another_value():
+    assert_rewrites(ToggleDynamic, HARNESS_WITH_KWARGS,
+                    HARNESS_WITH_KWARGS.replace('"dynamic": False', '"dynamic": None'), seed=0)
+    before = """
+        import torch
+
+        def step(x):
+            return x * 2
+
+        compiled = torch.compile(step, dynamic=True)
+        print(compiled(torch.ones(3)))
+    """
+    assert_rewrites(ToggleDynamic, before, before.replace("dynamic=True", "dynamic=False"), seed=1)
+
+
+def test_toggles_decline_compile_kwargs_that_are_not_a_dict_display():
+    before = """
+        import torch
+
+        def fn(x):
+            return x + 1
+
+        def inputs():
+            return (torch.ones(2),)
+
+        COMPILE_KWARGS = dict(fullgraph=True)
+    """
+    assert_declines(ToggleFullgraph, before, "no site for toggle_fullgraph")
+    assert_declines(ToggleDynamic, before, "no site for toggle_dynamic")
