@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import os
 import random
 import re
 import signal
@@ -212,6 +213,8 @@ def fuzz(ctx: click.Context, corpus_dirs: tuple[str, ...], out: Path, duration: 
         except CampaignError as exc:
             click.echo(f"error: {exc}", err=True)
             sys.exit(EXIT_USAGE)
+        except KeyboardInterrupt:  # the second Ctrl-C: stop now, keep what is on disk
+            click.echo("stopped", err=True)
         finally:
             fuzzer.save(force=True)
             campaign.close()
@@ -241,14 +244,16 @@ def _refuse_changed_options(ctx: click.Context, out: Path) -> None:
     if explicit and (out / "campaign.json").exists():
         stored = json.loads((out / "campaign.json").read_text())
         key = {"corpus_dirs": "corpus", "coverage_include": "coverage"}
-        changed = [n for n in explicit if _as_stored(ctx.params[n]) != stored.get(key.get(n, n))]
+        changed = [n for n in explicit if _as_stored(n, ctx.params[n]) != _as_stored(n, stored.get(key.get(n, n)))]
         if changed:
             names = ", ".join("--" + n.replace("_dirs", "").replace("_", "-") for n in changed)
             raise click.UsageError(f"{names}: a resumed campaign keeps the settings in {out}/campaign.json")
 
 
-def _as_stored(value):  # type: ignore[no-untyped-def]
-    return list(value) if isinstance(value, tuple) else value
+def _as_stored(name: str, value):  # type: ignore[no-untyped-def]
+    if name == "corpus_dirs":
+        return [os.path.normpath(v) for v in value]
+    return list(value) if isinstance(value, (tuple, list)) else value
 
 
 class _GracefulStop:

@@ -1,14 +1,14 @@
 """Does coverage guidance pay? The same loop with and without feedback, at equal executions.
 
-Guided: the fuzz loop as shipped (fast schedule, mutants that add features are kept,
-operator usefulness fed back). Unguided: the same loop with coverage feedback off
+Guided: the fuzz loop as shipped (a power schedule, mutants that add features are kept,
+operator usefulness fed back; one row per --schedule). Unguided: the same loop with coverage feedback off
 (uniform choice among the seeds, nothing kept, no usefulness feedback). Both start
 from the same seeds with the same RNG seed, run the same number of checks through the
 same pool, one after the other, and are measured alike: distinct arcs of torch/_dynamo
 (all, and beyond what the seeds' dry run covered), distinct graph-break types,
 distinct finding signatures.
 
-    python bench/guidance.py [--execs 300] [--seeds seeds/] [-j 2]
+    python bench/guidance.py [--execs 300] [--schedule fast --schedule rare] [--seeds seeds/] [-j 2]
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from mutator.mutation.mutator import Mutator  # noqa: E402
 from mutator.mutation.registry import all_operators  # noqa: E402
 from mutator.pool import WorkerPool  # noqa: E402
 from mutator.program import load_programs  # noqa: E402
-from mutator.schedule import FastSchedule, UniformSchedule  # noqa: E402
+from mutator.schedule import SCHEDULES  # noqa: E402
 
 
 class RecordingChecker(Checker):
@@ -51,11 +51,12 @@ class RecordingChecker(Checker):
         return result
 
 
-def campaign_run(name: str, *, guided: bool, seeds, pool, out: Path, execs: int, rng_seed: int) -> dict:
-    campaign = Campaign.create(out / name, CampaignConfig(corpus=("seeds",), schedule="fast" if guided else "uniform"))
+def campaign_run(name: str, *, schedule: str, seeds, pool, out: Path, execs: int, rng_seed: int) -> dict:
+    guided = name != "unguided"
+    campaign = Campaign.create(out / name, CampaignConfig(corpus=("seeds",), schedule=schedule))
     checker = RecordingChecker(pool)
     fuzzer = Fuzzer(corpus=Corpus(), coverage=CoverageMap(), mutator=Mutator(all_operators()),
-                    schedule=FastSchedule() if guided else UniformSchedule(), checker=checker,
+                    schedule=SCHEDULES[schedule](), checker=checker,
                     store=FindingStore(campaign.root), campaign=campaign, rng=random.Random(rng_seed),
                     feedback=guided, inflight=2 * pool.size)
     fuzzer.seed(seeds)
@@ -80,24 +81,29 @@ def main() -> None:
     parser.add_argument("--seeds", type=Path, default=ROOT / "seeds")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("-j", "--jobs", type=int, default=None)
+    parser.add_argument("--schedule", action="append", choices=sorted(SCHEDULES), default=None,
+                        help="schedules of the guided loop (repeatable; default: fast)")
     args = parser.parse_args()
+    loops = [(f"guided:{s}", s) for s in (args.schedule or ["fast"])] + [("unguided", "uniform")]
     seeds, errors = load_programs([args.seeds])
     assert not errors, errors
     with tempfile.TemporaryDirectory(prefix="mutator-guidance-") as tmp, \
             WorkerPool(workers=args.jobs, coverage=("torch/_dynamo",)) as pool:
         pool.wait_ready()
-        rows = [campaign_run(name, guided=name == "guided", seeds=seeds, pool=pool, out=Path(tmp),
-                             execs=args.execs, rng_seed=args.seed) for name in ("guided", "unguided")]
+        rows = [campaign_run(name, schedule=schedule, seeds=seeds, pool=pool, out=Path(tmp), execs=args.execs,
+                             rng_seed=args.seed) for name, schedule in loops]
     print(f"{len(seeds)} seeds, {args.execs} mutant checks per loop, {pool.size} workers")
-    header = f"{'':10} {'execs/s':>8} {'arcs':>7} {'new arcs':>9} {'gb types':>9} {'new gb':>7} " \
+    header = f"{'':14} {'execs/s':>8} {'arcs':>7} {'new arcs':>9} {'gb types':>9} {'new gb':>7} " \
              f"{'signatures':>11} {'corpus':>7} {'invalid':>8}  findings by kind"
     print(header)
     for r in rows:
-        print(f"{r['name']:10} {r['execs'] / r['seconds']:8.2f} {r['arcs']:7d} {r['new_arcs']:9d} "
+        print(f"{r['name']:14} {r['execs'] / r['seconds']:8.2f} {r['arcs']:7d} {r['new_arcs']:9d} "
               f"{r['graph_breaks']:9d} {r['new_graph_breaks']:7d} {r['signatures']:11d} {r['corpus']:7d} "
               f"{r['invalid']:8d}  {r['kinds']}")
-    guided, unguided = rows
-    print(f"new arcs, guided / unguided: {guided['new_arcs'] / max(1, unguided['new_arcs']):.2f}  (goal >= 1.5)")
+    unguided = rows[-1]
+    for guided in rows[:-1]:
+        print(f"new arcs, {guided['name']} / unguided: {guided['new_arcs'] / max(1, unguided['new_arcs']):.2f}"
+              "  (goal >= 1.5)")
 
 
 if __name__ == "__main__":
