@@ -7,20 +7,27 @@ from collections import defaultdict
 from mutator.mutation.operator import Operator
 # Importing a module registers its operators (they subclass Operator).
 from mutator.mutation.operators import (  # noqa: F401
+    attribute_access,
+    attribute_updates,
+    bound_methods,
     closures,
-    containers,
+    container_mutation,
+    container_types,
     contexts,
     conversion,
-    dunders,
+    descriptors,
     exceptions,
     global_state,
-    guards,
+    inlining,
     iteration,
-    objects,
+    magic_methods,
+    missing_guards,
+    object_init,
     others,
     shapes,
-    side_effects,
     structure,
+    tensor_mutation,
+    value_guards,
 )
 
 

@@ -13,8 +13,11 @@ import libcst as cst
 import libcst.matchers as m
 
 from mutator.mutation.operator import Operator
-from mutator.mutation.operators.contexts import UNMOVABLE_EXPR, ValueOperator, ValueStatement, build, mentions
+from mutator.mutation.operators._blocks import ValueOperator, ValueStatement
+from mutator.mutation.operators._templates import build
+from mutator.mutation.tree import mentions
 
+UNMOVABLE_EXPR = m.Yield() | m.Await() | m.NamedExpr()  # change meaning when moved into a new function
 # names whose meaning depends on the frame they are evaluated in
 FRAME_BOUND = ("super", "locals", "vars", "dir", "eval", "exec", "globals", "__class__", "breakpoint")
 

@@ -13,7 +13,9 @@ import libcst as cst
 import libcst.matchers as m
 
 from mutator.mutation.operator import Operator
-from mutator.mutation.operators.containers import ValueSites, code_of, operand_code
+from mutator.mutation.operators._positions import ValueSites
+from mutator.mutation.operators._templates import operand_code, parse_lines
+from mutator.mutation.tree import after_docstring, code
 
 _NUMBER = m.Integer() | m.Float() | m.UnaryOperation(operator=m.Minus(), expression=m.Integer() | m.Float())
 _ARITHMETIC = (m.Add() | m.Subtract() | m.Multiply() | m.Divide() | m.FloorDivide() | m.Modulo() | m.Power())
@@ -55,7 +57,7 @@ class ScalarToTensor(ValueSites):
     def _number(self, original_node: cst.BaseExpression, updated_node: cst.BaseExpression) -> cst.BaseExpression:
         if id(original_node) not in self._operands or self._rounding or not self.value_site(original_node):
             return updated_node
-        value = code_of(updated_node)
+        value = code(updated_node)
         is_float = m.matches(original_node, m.Float() | m.UnaryOperation(expression=m.Float()))
         forms = ["torch.tensor({v})", "torch.as_tensor({v})", "torch.full((), {v})"]
         forms.append("torch.scalar_tensor({v})" if is_float else "torch.tensor({v}, dtype=torch.int64)")
@@ -96,8 +98,8 @@ class TensorToScalar(Operator):
         self.add_import("torch")
         if m.matches(original_node, _TO_PYTHON):
             converter = original_node.func.value  # type: ignore[attr-defined]
-            return cst.parse_expression(f"{converter}(torch.as_tensor({code_of(updated_node.args[0].value)}))")
-        e = code_of(updated_node)
+            return cst.parse_expression(f"{converter}(torch.as_tensor({code(updated_node.args[0].value)}))")
+        e = code(updated_node)
         if id(original_node) in self._numeric_operands and self.rng.random() < 0.6:
             return cst.parse_expression(self.rng.choice(["float({e})", "{e}.item()"]).format(e=e))
         return cst.parse_expression(self.rng.choice(_ROUND_TRIPS).format(e=e))
@@ -145,7 +147,7 @@ class SizeThroughTensor(ValueSites):
             return updated_node
         whole = not m.matches(original_node, _SIZE_INT)
         self.add_import("torch")
-        s = code_of(updated_node)
+        s = code(updated_node)
         if whole:
             form = self.rng.choice(_SHAPE_FORMS)
         elif id(original_node) in self._size_args and self.rng.random() < 0.5:
@@ -196,14 +198,14 @@ class DtypeDeviceStrings(ValueSites):
                                                          f"getattr(torch, 'torch.{name}'.split('.')[-1])"]))
         if m.matches(original_node, _CAST_CALL):
             dtype, tensor_type = _CASTS[original_node.func.attr.value]  # type: ignore[attr-defined]
-            receiver = code_of(updated_node.func.value)  # type: ignore[attr-defined]
+            receiver = code(updated_node.func.value)  # type: ignore[attr-defined]
             return cst.parse_expression(self.rng.choice(
                 [f"{receiver}.to(torch.{dtype})", f"{receiver}.to(dtype=getattr(torch, {dtype!r}))",
                  f"{receiver}.type(torch.{dtype})", f"{receiver}.type({'torch.' + tensor_type!r})"]))
         kind = original_node.attr.value  # type: ignore[attr-defined]
         helper = self.fresh(f"{kind}_from_string")
         self.add_helper(_ROUND_TRIP_HELPERS[kind].format(h=helper))
-        return cst.parse_expression(f"{helper}({code_of(updated_node)})")
+        return cst.parse_expression(f"{helper}({code(updated_node)})")
 
     @m.leave(_DEVICE_STRING)
     def _device(self, original_node: cst.Arg | cst.Call, updated_node: cst.Arg | cst.Call) -> cst.Arg | cst.Call:
@@ -216,7 +218,7 @@ class DtypeDeviceStrings(ValueSites):
         if not self.value_site(site.value):
             return updated_node
         self.add_import("torch")
-        device = cst.parse_expression(f"torch.device({code_of(site.value)})")
+        device = cst.parse_expression(f"torch.device({code(site.value)})")
         if isinstance(updated_node, cst.Call):
             return updated_node.with_deep_changes(updated_node.args[0], value=device)
         return updated_node.with_changes(value=device)
@@ -256,9 +258,9 @@ class NoneComparison(Operator):
         new_params = updated_node.params.with_deep_changes(
             next(p for p in (*updated_node.params.params, *updated_node.params.kwonly_params) if p.name.value == name),
             default=cst.Name("None"))
-        statements = list(cst.parse_module(self.rng.choice(_NORMALISE).format(p=name, d=code_of(chosen.default))).body)
+        statements = parse_lines(self.rng.choice(_NORMALISE).format(p=name, d=code(chosen.default)))
         body = list(updated_node.body.body)
-        at = 1 if body and m.matches(body[0], m.SimpleStatementLine([m.Expr(m.SimpleString())])) else 0
+        at = after_docstring(body, concatenated=False)
         body[at:at] = statements
         return updated_node.with_changes(params=new_params, body=updated_node.body.with_changes(body=body))
 
@@ -308,4 +310,4 @@ class NumpyRoundTrip(Operator):
             f"        return t\n"
             f"    {body}\n"
             f"    return out.requires_grad_() if t.requires_grad else out\n")
-        return cst.parse_expression(f"{helper}({code_of(updated_node)})")
+        return cst.parse_expression(f"{helper}({code(updated_node)})")

@@ -11,7 +11,8 @@ from __future__ import annotations
 import libcst as cst
 import libcst.matchers as m
 
-from mutator.mutation.operators.contexts import ValueOperator, ValueStatement, WrapRun, build, record
+from mutator.mutation.operators._blocks import ValueOperator, ValueStatement, WrapRun
+from mutator.mutation.operators._templates import build, record
 
 CATCHABLE = ("ValueError", "RuntimeError", "KeyError", "AttributeError", "Exception", "(TypeError, IndexError)")
 GRAPH_BREAK = "torch._dynamo.graph_break()"

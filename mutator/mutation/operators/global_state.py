@@ -17,16 +17,9 @@ import libcst.matchers as m
 
 from mutator.mutation.context import MutationContext
 from mutator.mutation.operator import Operator
-from mutator.mutation.tree import children
-from mutator.mutation.operators.contexts import (
-    BlockOperator,
-    ValueOperator,
-    ValueStatement,
-    WrapRun,
-    build,
-    is_docstring,
-    movable_indices,
-)
+from mutator.mutation.operators._blocks import BlockOperator, ValueOperator, ValueStatement, WrapRun, movable_indices
+from mutator.mutation.operators._templates import build
+from mutator.mutation.tree import after_docstring, children
 
 LITERAL = m.Integer() | m.Float() | m.SimpleString() | m.Name("True") | m.Name("False") | m.List(elements=[]) \
     | m.Dict(elements=[])
@@ -209,7 +202,7 @@ def _is_drive(stmt: cst.BaseStatement) -> bool:
 
 def _declare_global(drive: cst.FunctionDef, name: str) -> cst.FunctionDef:
     body = list(drive.body.body)
-    at = 1 if body and is_docstring(body[0]) else 0
+    at = after_docstring(body)
     body.insert(at, cst.parse_statement(f"global {name}\n"))
     return drive.with_changes(body=drive.body.with_changes(body=body))
 
@@ -305,7 +298,7 @@ class GlobalCounter(BlockOperator):
         body = list(updated_node.body.body)
         at = self.rng.choice(movable_indices(body))
         body.insert(at, cst.parse_statement(f"{update}\n"))
-        body.insert(1 if is_docstring(body[0]) else 0, cst.parse_statement(f"global {counter}\n"))
+        body.insert(after_docstring(body), cst.parse_statement(f"global {counter}\n"))
         return updated_node.with_changes(body=updated_node.body.with_changes(body=body))
 
 

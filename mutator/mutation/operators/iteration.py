@@ -12,10 +12,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import libcst as cst
-import libcst.matchers as m
 
 from mutator.mutation.operator import Operator
-from mutator.mutation.operators.containers import atom_code, code_of, operand_code
+from mutator.mutation.operators._templates import atom_code, operand_code
 
 # builtins whose first positional argument is only iterated; min/max only with one positional argument
 _CONSUMERS = frozenset({"sum", "any", "all", "list", "tuple", "set", "frozenset", "sorted", "enumerate", "min", "max"})

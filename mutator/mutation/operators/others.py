@@ -15,8 +15,9 @@ import libcst as cst
 import libcst.matchers as m
 
 from mutator.mutation.context import MutationContext
-from mutator.mutation.operator import Operator
-from mutator.mutation.operators.structure import RegionMap, binds, bound_names, code, names, nodes, paren
+from mutator.mutation.operators._region import RegionOperator
+from mutator.mutation.operators._templates import paren
+from mutator.mutation.tree import binds, bound_names, code, names, nodes
 
 # Python keywords (usable only as ** keys) and builtins (usable as, and shadowed by, parameter names)
 _KEYWORD_KEYS = ("from", "lambda", "class", "if", "in", "def", "is", "not", "while", "for", "return", "import",
@@ -25,12 +26,11 @@ _BUILTIN_PARAMS = ("len", "type", "id", "input", "min", "max", "sum", "format", 
                    "dir", "vars", "object", "str", "list", "dict", "range", "print", "next", "abs", "round")
 
 
-class _RegionOperator(Operator):
+class _ShadowAware(RegionOperator):
     """Base for operators that need node positions and to know which builtins a scope shadows."""
 
     def __init__(self, ctx: MutationContext, rng: random.Random) -> None:
         super().__init__(ctx, rng)
-        self.map = RegionMap.of(ctx)
         # `import types` binds a module, not a shadowing name
         self._module_names = bound_names([s for s in ctx.module.body if not (
             isinstance(s, cst.SimpleStatementLine) and all(isinstance(b, cst.Import) for b in s.body))], scopes=False)
@@ -46,7 +46,7 @@ class _RegionOperator(Operator):
         return not set(builtins) & self._scope_names[id(owner)]
 
 
-class KeywordNamedKwargs(_RegionOperator):
+class KeywordNamedKwargs(_ShadowAware):
     family = "O"
     name = "keyword_named_kwargs"
     DESCRIPTION = ("Route a region call through a helper that takes its arguments as **{\"from\": ...} keys "
@@ -90,7 +90,7 @@ class KeywordNamedKwargs(_RegionOperator):
         return call.with_changes(lpar=original_node.lpar, rpar=original_node.rpar)  # type: ignore[return-value]
 
 
-class IsToIdCompare(_RegionOperator):
+class IsToIdCompare(_ShadowAware):
     family = "O"
     name = "is_to_id_compare"
     DESCRIPTION = "Rewrite an identity test `a is b` / `a is not b` of the region as a comparison of id(a) and id(b)."
@@ -110,7 +110,7 @@ class IsToIdCompare(_RegionOperator):
         return cst.parse_expression(text).with_changes(lpar=original_node.lpar, rpar=original_node.rpar)
 
 
-class IdIdentityMap(_RegionOperator):
+class IdIdentityMap(_ShadowAware):
     family = "O"
     name = "id_identity_map"
     DESCRIPTION = "Pass a local of the region through an id()-keyed map or identity test that yields the same object."
@@ -162,7 +162,7 @@ class IdIdentityMap(_RegionOperator):
         return target, others or [target]
 
 
-class FormatRoundTrip(_RegionOperator):
+class FormatRoundTrip(_ShadowAware):
     family = "O"
     name = "format_round_trip"
     DESCRIPTION = "Pass a number of the region (literal, len(), dim(), numel(), size(k), shape[k]) through a format spec."
@@ -217,7 +217,7 @@ class FormatRoundTrip(_RegionOperator):
         return self.unshadowed(node, "int", "float", "format")
 
 
-class MappingProxyView(_RegionOperator):
+class MappingProxyView(_ShadowAware):
     family = "O"
     name = "mappingproxy_view"
     DESCRIPTION = "Read a dict of the region through types.MappingProxyType (subscript, get/keys/items, **, in, for)."
@@ -278,7 +278,7 @@ class MappingProxyView(_RegionOperator):
         return False
 
 
-class ClassDictRead(_RegionOperator):
+class ClassDictRead(_ShadowAware):
     family = "O"
     name = "class_dict_read"
     DESCRIPTION = "Read a class-level data attribute through Cls.__dict__, vars(Cls) or a MappingProxyType of it."

@@ -5,8 +5,11 @@ from __future__ import annotations
 import libcst as cst
 import libcst.matchers as m
 
-from mutator.mutation.operators.guards import DriverOperator
-from mutator.mutation.operators.side_effects import FloatAssignmentSite, ArgInfo, dotted, parse_lines
+from mutator.mutation.operators._driver import DriverOperator
+from mutator.mutation.operators._facts import FloatAssignmentSite
+from mutator.mutation.operators._templates import parse_lines
+from mutator.mutation.operators._tensor_facts import ArgInfo
+from mutator.mutation.tree import dotted
 
 
 def _batch(inputs: list[ArgInfo] | None) -> int | None:
