@@ -85,25 +85,35 @@ def test_fills_the_campaign_and_resumes_where_it_stopped(small_corpus: Path, tmp
     assert after["kept"] == len(queue_ids(out))
 
 
-def test_sigkill_mid_campaign_loses_nothing(small_corpus: Path, tmp_path: Path):
-    out = tmp_path / "campaign"
-    proc = subprocess.Popen([sys.executable, str(ROOT / "cli.py"), "fuzz", "--no-ui", "-j", "2", "--corpus",
-                             str(small_corpus), "--out", str(out), "--max-execs", "100000"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT, start_new_session=True)
-    deadline = time.monotonic() + 600
+def wait_until(proc: subprocess.Popen, ready, log: Path | None = None, timeout: float = 600) -> None:
+    """Poll the campaign until `ready()`; fail at once, with the fuzzer's stderr, if it exits first."""
+    deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         time.sleep(1)
+        if proc.poll() is not None:
+            stderr = log.read_text() if log else proc.stderr.read()
+            pytest.fail(f"mutate fuzz exited early with status {proc.returncode}:\n{stderr[-3000:]}")
         try:
-            if counters(out)["execs"] >= 14 and finding_hits(out):
-                break
+            if ready():
+                return
         except (FileNotFoundError, json.JSONDecodeError, KeyError):
             continue
+    pytest.fail(f"the campaign did not get there within {timeout:.0f} s")
+
+
+def test_sigkill_mid_campaign_loses_nothing(small_corpus: Path, tmp_path: Path):
+    out = tmp_path / "campaign"
+    log = tmp_path / "stderr.txt"
+    with log.open("w") as stderr:
+        proc = subprocess.Popen([sys.executable, str(ROOT / "cli.py"), "fuzz", "--no-ui", "-j", "2", "--corpus",
+                                 str(small_corpus), "--out", str(out), "--max-execs", "100000"],
+                                stdout=subprocess.DEVNULL, stderr=stderr, cwd=ROOT, start_new_session=True)
+    wait_until(proc, lambda: counters(out)["execs"] >= 14 and finding_hits(out), log)
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
 
     for path in out.rglob("*.json"):
-        json.loads(path.read_text())  # every JSON file is whole
-    assert not list(out.rglob(".*.tmp")) or True  # temporaries may remain; resume removes them
+        json.loads(path.read_text())  # every JSON file is whole (temporaries may remain; resume removes them)
     for finding in (out / "findings").iterdir():
         assert {"first.py", "smallest.py", "finding.json", "README.md"} <= {p.name for p in finding.iterdir()}
     hits_before, queue_before, execs_before = finding_hits(out), queue_ids(out), counters(out)["execs"]
@@ -124,14 +134,7 @@ def test_ctrl_c_finishes_the_programs_in_flight_and_prints_a_summary(small_corpu
     proc = subprocess.Popen([sys.executable, str(ROOT / "cli.py"), "fuzz", "--no-ui", "-j", "2", "--corpus",
                              str(small_corpus), "--out", str(out)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
-    deadline = time.monotonic() + 600
-    while time.monotonic() < deadline:
-        time.sleep(1)
-        try:
-            if counters(out)["execs"] >= 8:
-                break
-        except (FileNotFoundError, json.JSONDecodeError, KeyError):
-            continue
+    wait_until(proc, lambda: counters(out)["execs"] >= 8)
     proc.send_signal(signal.SIGINT)
     stdout, stderr = proc.communicate(timeout=300)
     assert proc.returncode == 0, stderr
