@@ -36,6 +36,9 @@ from mutator.program import load_programs  # noqa: E402
 from mutator.schedule import SCHEDULES  # noqa: E402
 
 
+CHECKPOINTS = (50, 100, 200, 400, 800, 1600, 3200, 6400)
+
+
 class RecordingChecker(Checker):
     """Remembers every graph-break type the compiled runs reported."""
 
@@ -62,8 +65,17 @@ def campaign_run(name: str, *, schedule: str, seeds, pool, out: Path, execs: int
     fuzzer.seed(seeds)
     seed_arcs = {f for f in fuzzer.coverage.hits if is_arc(f)}
     seed_breaks = set(checker.graph_breaks)
+    base = fuzzer.session_execs
+    curve: dict[int, int] = {}  # mutant checks done -> new arcs by then (the growth curve)
+
+    def progress(_snapshot: dict) -> None:
+        done = fuzzer.session_execs - base
+        mark = next((m for m in CHECKPOINTS if m <= done and m not in curve), None)
+        if mark is not None:
+            curve[mark] = sum(1 for f in fuzzer.coverage.hits if is_arc(f) and f not in seed_arcs)
+
     started = time.monotonic()
-    fuzzer.run(Budget(max_execs=execs))
+    fuzzer.run(Budget(max_execs=execs), on_progress=progress)
     seconds = time.monotonic() - started
     campaign.close()
     arcs = {f for f in fuzzer.coverage.hits if is_arc(f)}
@@ -71,7 +83,7 @@ def campaign_run(name: str, *, schedule: str, seeds, pool, out: Path, execs: int
         name=name, execs=fuzzer.session_execs - len(seeds), seconds=seconds, arcs=len(arcs),
         new_arcs=len(arcs - seed_arcs), seed_arcs=len(seed_arcs), graph_breaks=len(checker.graph_breaks),
         new_graph_breaks=len(checker.graph_breaks - seed_breaks), signatures=len(fuzzer.store.findings),
-        kinds=fuzzer.store.count_by_kind(), corpus=len(fuzzer.corpus), invalid=fuzzer.stats.invalid,
+        kinds=fuzzer.store.count_by_kind(), corpus=len(fuzzer.corpus), invalid=fuzzer.stats.invalid, curve=curve,
     )
 
 
@@ -100,6 +112,10 @@ def main() -> None:
         print(f"{r['name']:14} {r['execs'] / r['seconds']:8.2f} {r['arcs']:7d} {r['new_arcs']:9d} "
               f"{r['graph_breaks']:9d} {r['new_graph_breaks']:7d} {r['signatures']:11d} {r['corpus']:7d} "
               f"{r['invalid']:8d}  {r['kinds']}")
+    marks = [m for m in CHECKPOINTS if all(m in r["curve"] for r in rows)]
+    print("new arcs after N mutant checks: " + "  ".join(f"{m:>6}" for m in marks))
+    for r in rows:
+        print(f"  {r['name']:<29}" + "  ".join(f"{r['curve'][m]:6d}" for m in marks))
     unguided = rows[-1]
     for guided in rows[:-1]:
         print(f"new arcs, {guided['name']} / unguided: {guided['new_arcs'] / max(1, unguided['new_arcs']):.2f}"
