@@ -136,8 +136,12 @@ class Operator(m.MatcherDecoratableTransformer):
             return module
         body = list(module.body)
         at = _after_imports(body)
-        body[at:at] = [*imports, *self._helpers]
-        body.extend(self._appended)
+        helpers = _pep8_spaced(self._helpers, before=body[at - 1] if at else None)
+        if helpers and at < len(body):
+            body[at] = _spaced_after(body[at], helpers[-1])
+        body[at:at] = [*imports, *helpers]
+        if self._appended:
+            body.extend(_pep8_spaced(self._appended, before=body[-1] if body else None))
         return module.with_changes(body=body)
 
 
@@ -216,6 +220,46 @@ def _imports(module: cst.Module, name: str) -> bool:
                         if cst.Module([]).code_for_node(bound) == name:
                             return True
     return False
+
+
+def _blank_lines(stmt: cst.BaseStatement) -> int:
+    """The blank lines PEP 8 wants before a module-level statement after `stmt`'s kind: 2 around defs."""
+    return 2 if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)) else 0
+
+
+def _with_blank_lines(stmt: cst.BaseStatement, n: int) -> cst.BaseStatement:
+    """`stmt` with at least `n` blank lines before it (its comments kept, below them)."""
+    lines = list(stmt.leading_lines)
+    blank = 0
+    while blank < len(lines) and lines[blank].comment is None:
+        blank += 1
+    if blank >= n:
+        return stmt
+    return stmt.with_changes(leading_lines=[cst.EmptyLine()] * (n - blank) + lines)
+
+
+def _pep8_spaced(stmts: list[cst.BaseStatement], *, before: cst.BaseStatement | None) -> list[cst.BaseStatement]:
+    """Inserted module-level statements laid out as a person would: two blank lines around
+    functions and classes, one between the imports and what follows them."""
+    spaced, previous = [], before
+    for stmt in stmts:
+        if previous is not None:
+            wanted = max(_blank_lines(stmt), _blank_lines(previous))
+            if not wanted and not _is_import(stmt) and _is_import(previous):
+                wanted = 1
+            stmt = _with_blank_lines(stmt, wanted)
+        spaced.append(stmt)
+        previous = stmt
+    return spaced
+
+
+def _spaced_after(stmt: cst.BaseStatement, inserted: cst.BaseStatement) -> cst.BaseStatement:
+    return _with_blank_lines(stmt, max(_blank_lines(stmt), _blank_lines(inserted)))
+
+
+def _is_import(stmt: cst.BaseStatement) -> bool:
+    return isinstance(stmt, cst.SimpleStatementLine) and all(
+        isinstance(s, (cst.Import, cst.ImportFrom)) for s in stmt.body)
 
 
 def _after_imports(body: list[cst.BaseStatement]) -> int:

@@ -63,6 +63,7 @@ def test_read_via_getattr_names_the_attribute_in_a_global():
     """
     after = """
         import torch
+
         _ATTR_NAME = "gain"
 
 
@@ -206,6 +207,8 @@ def test_read_through_getattr_proxy():
     """
     after = """
         import torch
+
+
         class _Proxy:
             def __init__(self, target):
                 object.__setattr__(self, "_proxy_target", target)
@@ -246,6 +249,8 @@ def test_read_through_getattribute_proxy():
     """
     after = """
         import torch
+
+
         class _Proxy:
             def __init__(self, target):
                 self._proxy_target = target
@@ -313,6 +318,8 @@ def test_route_through_method_shadowed_by_a_lambda():
     """
     after = """
         import torch
+
+
         def _scale(value, factor):
             if isinstance(value, torch.Tensor) and value.is_floating_point():
                 return value * factor
@@ -347,6 +354,8 @@ def test_route_through_method_shadowed_in_dict_then_deleted():
     """
     after = """
         import torch
+
+
         def _scale(value, factor):
             if isinstance(value, torch.Tensor) and value.is_floating_point():
                 return value * factor

@@ -19,6 +19,8 @@ def test_route_through_bound_method_copied_between_instances():
     """
     after = """
         import torch
+
+
         def _scale(value, factor):
             if isinstance(value, torch.Tensor) and value.is_floating_point():
                 return value * factor
@@ -56,6 +58,8 @@ def test_route_through_method_type_bindings():
     after = """
         import torch
         import types
+
+
         def _scale(value, factor):
             if isinstance(value, torch.Tensor) and value.is_floating_point():
                 return value * factor

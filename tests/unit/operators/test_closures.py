@@ -173,6 +173,8 @@ def test_shared_cell_pair_made_at_import_time():
     """
     after = """
         import torch
+
+
         def make_cell():
             value = None
 
@@ -184,7 +186,10 @@ def test_shared_cell_pair_made_at_import_time():
                 return value
 
             return put, get
+
+
         PUT_CELL, GET_CELL = make_cell()
+
 
         def scale(x, k, bias=0.0):
             return x * k + bias
@@ -210,6 +215,8 @@ def test_shared_cell_pair_made_in_the_frame():
     """
     after = """
         import torch
+
+
         def make_cell():
             value = None
 
@@ -221,6 +228,7 @@ def test_shared_cell_pair_made_in_the_frame():
                 return value
 
             return put, get
+
 
         def scale(x, k, bias=0.0):
             put_cell, get_cell = make_cell()
@@ -298,7 +306,10 @@ def test_wraps_decorator_counts_in_a_closure_cell():
     after = """
         import torch
         import functools
+
         WRAPPER_CALLS = {}
+
+
         def counted(func):
             count = 0
 
@@ -310,6 +321,7 @@ def test_wraps_decorator_counts_in_a_closure_cell():
                 return func(*args, **kwargs)
 
             return wrapper
+
 
         @counted
         def scale(x, k, bias=0.0):
@@ -336,7 +348,10 @@ def test_wraps_decorator_factory_on_the_entry():
     after = """
         import torch
         import functools
+
         WRAPPER_CALLS = {}
+
+
         def counted(tag):
             def decorate(func):
                 calls = [0]
@@ -349,6 +364,7 @@ def test_wraps_decorator_factory_on_the_entry():
 
                 return wrapper
             return decorate
+
 
         def scale(x, k, bias=0.0):
             return x * k + bias

@@ -71,6 +71,8 @@ def test_kwargs_via_mapping_unpacks_a_custom_mapping():
     after = '''
         import torch
         import collections.abc
+
+
         class KwargMapping(collections.abc.Mapping):
             """A read-only mapping that is not a dict: `**` must go through keys() and __getitem__."""
 
@@ -85,6 +87,7 @@ def test_kwargs_via_mapping_unpacks_a_custom_mapping():
 
             def __len__(self):
                 return len(self._entries)
+
 
         def fn(x):
             return x.sum(**KwargMapping(dim=0, keepdim=True))
@@ -128,7 +131,9 @@ def test_comprehension_side_effect_records_loop_variables_in_the_filter():
     """
     after = """
         import torch
+
         TRACE = []
+
 
         def fn(xs):
             return [x * 2 for x in xs if TRACE.append(x) is None]
@@ -145,7 +150,9 @@ def test_comprehension_side_effect_records_into_a_dict_in_the_element():
     """
     after = """
         import torch
+
         TRACE = {}
+
 
         def fn(xs):
             return [(TRACE.setdefault(len(TRACE), x), (x * 2))[1] for x in xs]
@@ -205,6 +212,8 @@ def test_mutate_while_iterating_rotates_the_original_during_the_loop():
     """
     after = '''
         import torch
+
+
         def rotate_in_place(container):
             """Move the first item or key to the end."""
             if isinstance(container, list) and container:
@@ -212,6 +221,7 @@ def test_mutate_while_iterating_rotates_the_original_during_the_loop():
             elif isinstance(container, dict) and container:
                 key = next(iter(container))
                 container[key] = container.pop(key)
+
 
         def fn(x, weights):
             for w in tuple(weights):

@@ -21,11 +21,16 @@ def test_container_subclass_builds_a_list_as_a_subclass_with_a_mixin():
     """
     after = """
         import torch
+
+
         class ContainerMixin:
             def __iter__(self):
                 return super().__iter__()
+
+
         class ListSubclass(ContainerMixin, list):
             pass
+
 
         def fn(x):
             parts = ListSubclass([x, x + 1])
@@ -43,12 +48,15 @@ def test_container_subclass_wraps_a_bare_returned_tuple():
     """
     after = """
         import torch
+
+
         class TupleSubclass(tuple):
             def __getitem__(self, index):
                 return super().__getitem__(index)
 
             def __new__(cls, items=()):
                 return super().__new__(cls, items)
+
 
         def fn(x):
             return TupleSubclass((x, x + 1))
@@ -106,8 +114,11 @@ def test_tuple_to_namedtuple_returns_a_namedtuple_subclass():
     after = """
         import torch
         import collections
+
+
         class Record(collections.namedtuple('RecordBase', ['item0', 'item1'])):
             __slots__ = ()
+
 
         def fn(x):
             return Record._make((x.sin(), x.cos()))
@@ -135,9 +146,12 @@ def test_through_dict_view_reads_a_return_value_back_through_keys_set_algebra():
     after = """
         import torch
         import collections
+
+
         def read_back(box):
             (key,) = box.keys() - {'decoy'}
             return box[key]
+
 
         def fn(x):
             return read_back(collections.OrderedDict(value=x.sin() * 2, decoy=None))

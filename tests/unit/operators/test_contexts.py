@@ -75,7 +75,10 @@ def test_user_context_generator_records_open_and_close():
     after = """
         import torch
         import contextlib
+
         CONTEXT_EVENTS = {}
+
+
         @contextlib.contextmanager
         def recorded(tag):
             CONTEXT_EVENTS["open:" + tag] = len(CONTEXT_EVENTS)
@@ -83,6 +86,7 @@ def test_user_context_generator_records_open_and_close():
                 yield len(CONTEXT_EVENTS)
             finally:
                 CONTEXT_EVENTS["close:" + tag] = len(CONTEXT_EVENTS)
+
 
         def fn(x):
             '''Doubles.'''
@@ -104,7 +108,10 @@ def test_user_context_global_instance():
     """
     after = """
         import torch
+
         CONTEXT_EVENTS = {}
+
+
         class Recorder:
             def __init__(self, tag):
                 self.tag = tag
@@ -119,7 +126,10 @@ def test_user_context_global_instance():
                 CONTEXT_EVENTS["exit:" + self.tag] = (self.depth, exc_type is None)
                 self.depth -= 1
                 return False
+
+
         RECORDER = Recorder("global")
+
 
         def fn(x):
             '''Doubles.'''
@@ -142,7 +152,9 @@ def test_exit_stack_enters_a_grad_mode_and_logs():
     after = """
         import torch
         import contextlib
+
         EXIT_LOG = {}
+
 
         def fn(x):
             '''Doubles.'''
@@ -166,7 +178,10 @@ def test_torch_function_mode_counts_and_rescales_adds():
     """
     after = """
         import torch
+
         MODE_SEEN = {}
+
+
         class RecordingMode(torch.overrides.TorchFunctionMode):
             def __torch_function__(self, func, types, args=(), kwargs=None):
                 kwargs = kwargs or {}
@@ -177,6 +192,7 @@ def test_torch_function_mode_counts_and_rescales_adds():
                 if func in (torch.add, torch.Tensor.add, torch.Tensor.__add__):
                     out = out * 0.5
                 return out
+
 
         def fn(x):
             '''Doubles.'''

@@ -177,11 +177,14 @@ def test_dtype_device_strings_rebuilds_a_dtype_from_its_name():
     """
     after = '''
         import torch
+
+
         def dtype_from_string(dtype):
             """The same dtype, looked up again by its name."""
             if isinstance(dtype, torch.dtype):
                 return getattr(torch, str(dtype).split('.')[-1])
             return dtype
+
 
         def fn(x, y):
             return x.to(dtype_from_string(y.dtype))
@@ -275,11 +278,14 @@ def test_numpy_round_trip_sends_a_tensor_through_numpy():
     """
     after = """
         import torch
+
+
         def via_numpy(t):
             if type(t) is not torch.Tensor or t.dtype in (torch.bfloat16, torch.complex32) or t.is_sparse:
                 return t
             out = torch.from_numpy(t.detach().numpy().copy())
             return out.requires_grad_() if t.requires_grad else out
+
 
         def fn(x):
             return via_numpy(x.sin()) + 1

@@ -17,6 +17,8 @@ def test_route_through_property_with_deleter():
     """
     after = """
         import torch
+
+
         def _scale(value, factor):
             if isinstance(value, torch.Tensor) and value.is_floating_point():
                 return value * factor
@@ -63,6 +65,8 @@ def test_route_through_property_getter_replaced_in_subclass():
     """
     after = """
         import torch
+
+
         def _scale(value, factor):
             if isinstance(value, torch.Tensor) and value.is_floating_point():
                 return value * factor
@@ -107,6 +111,8 @@ def test_route_through_data_descriptor():
     """
     after = """
         import torch
+
+
         def _scale(value, factor):
             if isinstance(value, torch.Tensor) and value.is_floating_point():
                 return value * factor
@@ -156,6 +162,8 @@ def test_route_through_shadowed_non_data_descriptor():
     """
     after = """
         import torch
+
+
         def _scale(value, factor):
             if isinstance(value, torch.Tensor) and value.is_floating_point():
                 return value * factor
@@ -199,6 +207,8 @@ def test_route_through_method_binding_descriptor():
     after = """
         import torch
         import types
+
+
         def _scale(value, factor):
             if isinstance(value, torch.Tensor) and value.is_floating_point():
                 return value * factor
@@ -245,6 +255,8 @@ def test_route_through_cached_property():
     after = """
         import torch
         import functools
+
+
         def _scale(value, factor):
             if isinstance(value, torch.Tensor) and value.is_floating_point():
                 return value * factor
@@ -287,6 +299,8 @@ def test_route_through_lru_cache():
     after = """
         import torch
         import functools
+
+
         def _scale(value, factor):
             if isinstance(value, torch.Tensor) and value.is_floating_point():
                 return value * factor

@@ -32,7 +32,9 @@ def test_wrap_in_try_with_else_and_finally():
     """
     after = """
         import torch
+
         TRY_LOG = {}
+
 
         def fn(x):
             try:
@@ -59,7 +61,9 @@ def test_wrap_in_try_reraises_by_name():
     """
     after = """
         import torch
+
         TRY_LOG = {}
+
 
         def fn(x):
             try:
@@ -84,7 +88,9 @@ def test_wrap_in_try_uses_no_else_after_a_return():
     """
     after = """
         import torch
+
         TRY_LOG = {}
+
 
         def fn(x):
             try:
@@ -127,12 +133,17 @@ def test_raise_and_catch_raises_one_frame_down():
     """
     after = """
         import torch
+
+
         class Carrier(Exception):
             def __init__(self, payload, note="carried"):
                 super().__init__(note)
                 self.payload = payload
+
+
         def throw(value):
             raise Carrier(value)
+
 
         def fn(x):
             try:
@@ -154,10 +165,13 @@ def test_raise_and_catch_catches_through_a_tuple():
     """
     after = """
         import torch
+
+
         class Carrier(Exception):
             def __init__(self, payload, note="carried"):
                 super().__init__(note)
                 self.payload = payload
+
 
         def fn(x):
             try:
@@ -179,12 +193,17 @@ def test_raise_from_reads_the_cause():
     """
     after = """
         import torch
+
+
         class Carrier(Exception):
             def __init__(self, payload, note="carried"):
                 super().__init__(note)
                 self.payload = payload
+
+
         class StageError(RuntimeError):
             pass
+
 
         def fn(x):
             try:
@@ -209,12 +228,17 @@ def test_implicit_chaining_reads_the_context():
     """
     after = """
         import torch
+
+
         class Carrier(Exception):
             def __init__(self, payload, note="carried"):
                 super().__init__(note)
                 self.payload = payload
+
+
         class StageError(RuntimeError):
             pass
+
 
         def fn(x):
             y = x.cos()
@@ -239,10 +263,13 @@ def test_graph_break_before_the_raise():
     """
     after = """
         import torch
+
+
         class Carrier(Exception):
             def __init__(self, payload, note="carried"):
                 super().__init__(note)
                 self.payload = payload
+
 
         def fn(x):
             try:
@@ -266,13 +293,18 @@ def test_graph_break_in_the_raising_helper():
     """
     after = """
         import torch
+
+
         class Carrier(Exception):
             def __init__(self, payload, note="carried"):
                 super().__init__(note)
                 self.payload = payload
+
+
         def throw_after_break(value):
             torch._dynamo.graph_break()
             raise Carrier(value)
+
 
         def fn(x):
             try:
@@ -294,11 +326,16 @@ def test_graph_break_in_finally():
     """
     after = """
         import torch
+
+
         class Carrier(Exception):
             def __init__(self, payload, note="carried"):
                 super().__init__(note)
                 self.payload = payload
+
+
         FINALLY_LOG = {}
+
 
         def fn(x):
             y = x.cos()
@@ -323,7 +360,9 @@ def test_catch_stop_iteration_keeps_the_first_item():
     """
     after = """
         import torch
+
         CAUGHT = {}
+
 
         def fn(x):
             y = x.cos()
@@ -348,7 +387,9 @@ def test_catch_attribute_error_on_a_missing_attribute():
     """
     after = """
         import torch
+
         CAUGHT = {}
+
 
         def fn(x):
             box = x.cos()
@@ -372,7 +413,9 @@ def test_catch_key_error():
     """
     after = """
         import torch
+
         CAUGHT = {}
+
 
         def fn(x):
             box = {'value': x.cos()}

@@ -56,11 +56,15 @@ def test_global_knob_changed_between_calls_of_drive():
     """
     after = """
         import torch
+
         KNOB = 1.0
+
+
         def apply_knob(v):
             if isinstance(v, (torch.Tensor, float)) and (isinstance(v, float) or v.is_floating_point()):
                 return v * KNOB
             return v
+
 
         def fn(x):
             y = x.sin()
@@ -92,11 +96,15 @@ def test_global_flag_gets_a_new_drive_when_there_is_none():
     """
     after = """
         import torch
+
         KNOB = False
+
+
         def apply_knob(v):
             if isinstance(v, (torch.Tensor, float)) and (isinstance(v, float) or v.is_floating_point()):
                 return -v if KNOB else v
             return v
+
 
         def fn(x):
             y = apply_knob(torch.zeros(3) + x)
@@ -104,6 +112,8 @@ def test_global_flag_gets_a_new_drive_when_there_is_none():
 
         def inputs():
             return (torch.ones(3),)
+
+
         def drive(f):
             global KNOB
             outs = [f(*inputs())]
@@ -130,11 +140,15 @@ def test_global_knob_in_a_script_changes_at_top_level():
     """
     after = """
         import torch
+
         KNOB = 1.0
+
+
         def apply_knob(v):
             if isinstance(v, (torch.Tensor, float)) and (isinstance(v, float) or v.is_floating_point()):
                 return v * KNOB
             return v
+
 
         @torch.compile
         def run(x):
@@ -167,11 +181,15 @@ def test_environ_switch_set_by_drive():
     after = """
         import torch
         import os
+
         os.environ["MUTATOR_KNOB"] = "off"
+
+
         def apply_env(v):
             if isinstance(v, torch.Tensor) and v.is_floating_point():
                 return v + 1 if os.environ["MUTATOR_KNOB"] == "on" else v
             return v
+
 
         def fn(x):
             y = x.sin()
@@ -208,10 +226,13 @@ def test_environ_unset_at_first_call_reads_the_default():
     after = """
         import torch
         import os
+
+
         def apply_env(v):
             if isinstance(v, torch.Tensor) and v.is_floating_point():
                 return v + 1 if os.environ.get("MUTATOR_KNOB", "off") == "on" else v
             return v
+
 
         def fn(x):
             y = x.sin()
@@ -244,11 +265,15 @@ def test_environ_scale_in_a_script():
     after = """
         import torch
         import os
+
         os.environ["MUTATOR_KNOB"] = "1.0"
+
+
         def apply_env(v):
             if isinstance(v, torch.Tensor) and v.is_floating_point():
                 return v * float(os.getenv("MUTATOR_KNOB", "1.0"))
             return v
+
 
         @torch.compile
         def run(x):
@@ -275,7 +300,9 @@ def test_global_counter_declared_and_bumped():
     """
     after = """
         import torch
+
         COUNTER = 0
+
 
         def fn(x):
             global COUNTER
@@ -302,7 +329,9 @@ def test_global_counter_doubling():
     """
     after = """
         import torch
+
         COUNTER = 0
+
 
         def fn(x):
             global COUNTER
@@ -412,6 +441,8 @@ def test_rng_noise_with_saved_and_restored_state_on_a_tuple_element():
     """
     after = """
         import torch
+
+
         def add_noise(v):
             if isinstance(v, torch.Tensor) and v.is_floating_point():
                 state = torch.get_rng_state()
@@ -419,6 +450,7 @@ def test_rng_noise_with_saved_and_restored_state_on_a_tuple_element():
                 torch.set_rng_state(state)
                 return v + noise * 0.01
             return v
+
 
         def fn(x):
             y = torch.zeros(3) + x
@@ -443,12 +475,15 @@ def test_rng_noise_after_manual_seed():
     """
     after = """
         import torch
+
+
         def add_noise(v):
             if isinstance(v, torch.Tensor) and v.is_floating_point():
                 torch.manual_seed(7)
                 noise = torch.rand_like(v)
                 return v + noise * 0.01
             return v
+
 
         def fn(x):
             y = add_noise(torch.zeros(3) + x)
@@ -535,12 +570,16 @@ def test_rng_noise_from_a_seeded_generator():
     """
     after = """
         import torch
+
         GENERATOR = torch.Generator().manual_seed(0)
+
+
         def add_noise(v):
             if isinstance(v, torch.Tensor) and v.is_floating_point():
                 noise = torch.rand(v.shape, generator=GENERATOR, dtype=v.dtype)
                 return v + noise * 0.01
             return v
+
 
         def fn(x):
             y = add_noise(torch.zeros(3) + x)

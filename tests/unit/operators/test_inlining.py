@@ -145,11 +145,14 @@ def test_outlines_a_run_of_statements_returning_what_later_code_reads():
     """
     after = """
         import torch
+
+
         def helper(x, w):
             a = x * w
             b = a.sum()
             c = a - b
             return b, c
+
 
         def fn(x, w):
             b, c = helper(x, w)
@@ -173,8 +176,11 @@ def test_outlines_an_expression_of_a_method():
     """
     after = """
         import torch
+
+
         def helper(x):
             return x.relu()
+
 
         class M(torch.nn.Module):
             def forward(self, x):

@@ -22,6 +22,8 @@ LOOP = """
 def test_through_generator_routes_a_loop_through_a_user_generator():
     after = """
         import torch
+
+
         def relay(items):
             it = iter(items)
             while True:
@@ -30,6 +32,7 @@ def test_through_generator_routes_a_loop_through_a_user_generator():
                 except StopIteration:
                     return
                 yield item
+
 
         def fn(xs):
             total = 0

@@ -29,6 +29,8 @@ def test_wrap_operand_uses_the_dunder_of_the_left_operand():
     """
     after = """
         import torch
+
+
         class _Operand:
             def __init__(self, value):
                 self.value = value
@@ -53,6 +55,8 @@ def test_wrap_operand_uses_the_reflected_dunder_after_a_number():
     """
     after = """
         import torch
+
+
         class _Operand:
             def __init__(self, value):
                 self.value = value
@@ -80,6 +84,8 @@ def test_container_protocol_for_loop_through_a_generator_iter():
     """
     after = """
         import torch
+
+
         class _Delegate:
             def __init__(self, items):
                 self.items = items
@@ -111,6 +117,8 @@ def test_container_protocol_len():
     """
     after = """
         import torch
+
+
         class _Delegate:
             def __init__(self, items):
                 self.items = items
@@ -141,6 +149,8 @@ def test_container_protocol_contains():
     """
     after = """
         import torch
+
+
         class _Delegate:
             def __init__(self, items):
                 self.items = items
@@ -171,6 +181,8 @@ def test_container_protocol_truth_test():
     """
     after = """
         import torch
+
+
         class _Delegate:
             def __init__(self, items):
                 self.items = items
@@ -321,6 +333,8 @@ def test_dunder_sibling_eq_to_ne():
     """
     after = """
         import torch
+
+
         def _negate(result):
             if result is NotImplemented:
                 return result
@@ -459,6 +473,8 @@ def test_route_through_tensor_subclass_with_default_torch_function():
     """
     after = """
         import torch
+
+
         class _Traced(torch.Tensor):
             @classmethod
             def __torch_function__(cls, func, types, args=(), kwargs=None):
@@ -466,6 +482,7 @@ def test_route_through_tensor_subclass_with_default_torch_function():
 
             def halved(self):
                 return self * 0.5
+
 
         def _route(value):
             if type(value) not in (torch.Tensor, torch.nn.Parameter):
@@ -493,6 +510,8 @@ def test_route_through_tensor_subclass_that_unwraps():
     """
     after = """
         import torch
+
+
         class _Traced(torch.Tensor):
             @classmethod
             def __torch_function__(cls, func, types, args=(), kwargs=None):
@@ -502,6 +521,7 @@ def test_route_through_tensor_subclass_that_unwraps():
 
             def halved(self):
                 return self.mul(0.5)
+
 
         def _route(value):
             if type(value) not in (torch.Tensor, torch.nn.Parameter):
@@ -530,6 +550,8 @@ def test_route_through_namedtuple_mul_and_truediv():
     after = """
         import torch
         import collections
+
+
         def _scale(value, factor):
             if isinstance(value, torch.Tensor) and value.is_floating_point():
                 return value * factor
@@ -568,6 +590,8 @@ def test_route_through_namedtuple_add_and_eq():
     after = """
         import torch
         import collections
+
+
         def _scale(value, factor):
             if isinstance(value, torch.Tensor) and value.is_floating_point():
                 return value * factor

@@ -130,6 +130,8 @@ def test_autocast_between_calls_creates_drive():
 
         def inputs():
             return (torch.randn(3, 4), torch.randn(3, 4))
+
+
         def drive(f):
             first = f(*inputs())
             extra = []
@@ -192,6 +194,8 @@ def test_mutate_read_container_edits_a_global_list():
 
         def inputs():
             return (torch.randn(3),)
+
+
         def drive(f):
             first = f(*inputs())
             extra = []
@@ -220,6 +224,7 @@ def test_mutate_read_container_introduces_factors():
     """
     after = """
         import torch
+
         FACTORS = [1.0, 0.5]
 
 
@@ -233,6 +238,8 @@ def test_mutate_read_container_introduces_factors():
 
         def inputs():
             return (torch.randn(3, 4), torch.randn(3, 4))
+
+
         def drive(f):
             first = f(*inputs())
             extra = []
@@ -303,6 +310,8 @@ def test_update_module_params_between_calls():
 
         def inputs():
             return (torch.randn(2, 4),)
+
+
         def drive(f):
             first = f(*inputs())
             extra = []
@@ -356,6 +365,8 @@ def test_vary_tensor_metadata_aliases_inputs():
 
         def inputs():
             return (torch.randn(3, 4), torch.randn(3, 4))
+
+
         def drive(f):
             first = f(*inputs())
             extra = []
@@ -392,6 +403,8 @@ def test_vary_tensor_metadata_changes_strides():
 
         def inputs():
             return (torch.randn(3, 4), torch.randn(3, 4))
+
+
         def drive(f):
             first = f(*inputs())
             extra = []

@@ -33,6 +33,8 @@ def test_route_through_dataclass_replaces_a_derived_dataclass():
     after = """
         import torch
         import dataclasses
+
+
         def _scale(value, factor):
             if isinstance(value, torch.Tensor) and value.is_floating_point():
                 return value * factor
@@ -77,6 +79,8 @@ def test_route_through_dataclass_post_init_and_default_factory():
     after = """
         import torch
         import dataclasses
+
+
         def _scale(value, factor):
             if isinstance(value, torch.Tensor) and value.is_floating_point():
                 return value * factor
@@ -114,6 +118,8 @@ def test_route_through_super_init_calls_the_mixin_init_directly():
     """
     after = """
         import torch
+
+
         def _scale(value, factor):
             if isinstance(value, torch.Tensor) and value.is_floating_point():
                 return value * factor
@@ -156,6 +162,8 @@ def test_route_through_new_returns_a_foreign_instance():
     """
     after = """
         import torch
+
+
         def _scale(value, factor):
             if isinstance(value, torch.Tensor) and value.is_floating_point():
                 return value * factor
@@ -193,6 +201,8 @@ def test_route_through_half_built_object_consults_bool_during_init():
     """
     after = """
         import torch
+
+
         def _scale(value, factor):
             if isinstance(value, torch.Tensor) and value.is_floating_point():
                 return value * factor

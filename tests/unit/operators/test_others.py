@@ -21,8 +21,11 @@ def test_passes_arguments_as_keyword_named_keys_and_keeps_other_keywords():
     """
     after = """
         import torch
+
+
         def call_with_keywords(callee, /, **kw):
             return callee(kw.pop("del"), kw.pop("class"), **kw)
+
 
         def fn(x, w):
             return call_with_keywords(torch.add, **{"del": x, "class": w}, alpha=2)
@@ -39,8 +42,11 @@ def test_mixes_builtin_named_keyword_only_parameters_with_keyword_keys():
     """
     after = """
         import torch
+
+
         def call_with_keywords(callee, /, *, hash, **kw):
             return callee(hash, kw["raise"], kw["in"])
+
 
         def fn(x, w):
             return call_with_keywords(torch.where, hash=(x > 0), **{"raise": x, "in": w})

@@ -49,8 +49,12 @@ def test_batch_size_sweep_resizes_inputs():
 
         def inputs():
             return (torch.randn(2, 4),)
+
+
         def inputs_batch(n):
             return (torch.randn(n, 4),)
+
+
         def drive(f):
             first = f(*inputs())
             extra = []
@@ -118,8 +122,12 @@ def test_mark_dynamic_input_marks_and_resizes():
 
         def inputs():
             return (torch.randn(2, 4),)
+
+
         def inputs_batch(n):
             return (torch.randn(n, 4),)
+
+
         def drive(f):
             first = f(*inputs())
             extra = []
@@ -156,6 +164,8 @@ def test_mark_dynamic_input_keeps_sizes_off_the_batch():
 
         def inputs():
             return (torch.randn(3, 4), torch.randn(3, 4))
+
+
         def drive(f):
             first = f(*inputs())
             extra = []

@@ -96,9 +96,12 @@ def test_duplicates_a_call_through_a_call_twice_helper():
     """
     after = """
         import torch
+
+
         def call_twice(callee, /, *args, **kwargs):
             callee(*args, **kwargs)
             return callee(*args, **kwargs)
+
 
         def fn(x, w):
             y = call_twice(torch.mm, x, w)
@@ -191,6 +194,8 @@ def test_creates_drive_when_missing():
 
         def inputs():
             return (torch.ones(2),)
+
+
         def drive(f):
             first = f(*inputs())
             return first, f(*inputs())
@@ -274,6 +279,8 @@ def test_toggle_fullgraph_creates_compile_kwargs():
 
         def inputs():
             return (torch.ones(2),)
+
+
         COMPILE_KWARGS = {"fullgraph": True}
     """
     assert_rewrites(ToggleFullgraph, before, after, seed=0)

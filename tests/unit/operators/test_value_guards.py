@@ -40,6 +40,8 @@ def test_scalar_param_sweep_creates_drive_and_parameter():
 
         def inputs():
             return (torch.randn(3, 4), torch.randn(3, 4))
+
+
         def drive(f):
             first = f(*inputs())
             extra = []
@@ -158,6 +160,8 @@ def test_fresh_object_per_call_rebuilds_objects():
 
         def inputs():
             return (torch.randn(3), Cfg(0.5))
+
+
         def drive(f):
             first = f(*inputs())
             extra = []
@@ -190,6 +194,8 @@ def test_fresh_object_per_call_adds_an_object_parameter():
     """
     after = """
         import torch
+
+
         class Knob:
             def __init__(self, scale, shift=0.0):
                 self.scale = scale
@@ -206,6 +212,8 @@ def test_fresh_object_per_call_adds_an_object_parameter():
 
         def inputs():
             return (torch.randn(3, 4), torch.randn(3, 4))
+
+
         def drive(f):
             first = f(*inputs())
             extra = []
@@ -273,6 +281,8 @@ def test_attr_values_between_calls_changes_module_attribute():
 
         def inputs():
             return (torch.randn(2, 4),)
+
+
         def drive(f):
             first = f(*inputs())
             extra = []
@@ -321,9 +331,12 @@ def test_global_scalar_between_calls_uses_a_setter():
     """
     after = """
         import torch
+
+
         def set_scale(value):
             global SCALE
             SCALE = value
+
 
         SCALE = 2.0
 
@@ -334,6 +347,8 @@ def test_global_scalar_between_calls_uses_a_setter():
 
         def inputs():
             return (torch.randn(3),)
+
+
         def drive(f):
             first = f(*inputs())
             extra = []
@@ -363,7 +378,10 @@ def test_global_scalar_between_calls_introduces_a_gain():
     """
     after = """
         import torch
+
         GAIN = 1.0
+
+
         def set_gain(value):
             global GAIN
             GAIN = value
@@ -378,6 +396,8 @@ def test_global_scalar_between_calls_introduces_a_gain():
 
         def inputs():
             return (torch.randn(3, 4), torch.randn(3, 4))
+
+
         def drive(f):
             first = f(*inputs())
             extra = []
