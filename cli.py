@@ -153,7 +153,7 @@ CAMPAIGN_OPTIONS = ("corpus_dirs", "backend", "schedule", "seed", "timeout", "me
 @click.option("--time", "duration", type=Duration(), default=None, help="Stop after this long (10m, 1h30m, 90s).")
 @click.option("--max-execs", type=click.IntRange(min=1), default=None,
               help="Stop after checking this many programs in this session (seeds included).")
-@click.option("--schedule", type=click.Choice(sorted(SCHEDULES)), default="fast", show_default=True,
+@click.option("--schedule", type=click.Choice(sorted(SCHEDULES)), default="rare", show_default=True,
               help="Power schedule: which kept program to mutate next.")
 @click.option("--seed", type=int, default=0, show_default=True, help="RNG seed of the campaign.")
 @click.option("--resume", is_flag=True, help="Continue the campaign in --out where it stopped.")

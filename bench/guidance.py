@@ -94,9 +94,9 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("-j", "--jobs", type=int, default=None)
     parser.add_argument("--schedule", action="append", choices=sorted(SCHEDULES), default=None,
-                        help="schedules of the guided loop (repeatable; default: fast)")
+                        help="schedules of the guided loop (repeatable; default: rare)")
     args = parser.parse_args()
-    loops = [(f"guided:{s}", s) for s in (args.schedule or ["fast"])] + [("unguided", "uniform")]
+    loops = [(f"guided:{s}", s) for s in (args.schedule or ["rare"])] + [("unguided", "uniform")]
     seeds, errors = load_programs([args.seeds])
     assert not errors, errors
     with tempfile.TemporaryDirectory(prefix="mutator-guidance-") as tmp, \

@@ -44,7 +44,7 @@ class CampaignError(RuntimeError):
 class CampaignConfig:
     corpus: tuple[str, ...]
     backend: str = "eager"
-    schedule: str = "fast"
+    schedule: str = "rare"
     seed: int = 0
     timeout: float = 60.0
     memory_mb: int = 4096

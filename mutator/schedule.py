@@ -13,6 +13,7 @@ from mutator.corpus import Corpus, CorpusEntry, CoverageMap
 UNFAVOURED = 0.1
 MAX_ENERGY = 1e6
 FAST_DOUBLINGS = 4
+MIN_SECONDS = 0.2  # the rare schedule's floor on an entry's check time
 REFRESH = 32  # choices between recomputations of the (costly) per-entry rarity
 
 
@@ -71,7 +72,13 @@ class FastSchedule(_Weighted):
 
 
 class RareSchedule(_Weighted):
-    """Entries holding rare features first: weight is the sum of 1/hits over their features."""
+    """Entries holding rare features first, per second of checking them.
+
+    Weight: the sum of 1/hits over the entry's features, divided by the seconds its check
+    took (at least MIN_SECONDS). Without the division the sum favours large programs,
+    which hold more features and are slower: the loop then ran at half the executions per
+    second of uniform choice (bench/guidance.py).
+    """
 
     name = "rare"
 
@@ -79,7 +86,7 @@ class RareSchedule(_Weighted):
         return sum(1.0 / coverage.hits.get(f, 1) for f in entry.features)
 
     def energy(self, entry: CorpusEntry, rarity: float) -> float:
-        return max(rarity, 1e-6) / (1 + 0.1 * entry.times_chosen)
+        return max(rarity, 1e-6) / (1 + 0.1 * entry.times_chosen) / max(entry.seconds, MIN_SECONDS)
 
 
 SCHEDULES: dict[str, type[Schedule]] = {"uniform": UniformSchedule, "fast": FastSchedule, "rare": RareSchedule}

@@ -87,6 +87,17 @@ def test_schedules_choose_every_entry_eventually_and_prefer_rare_ones(schedule):
         assert chosen.count(1) > chosen.count(0)
 
 
+def test_rare_schedule_prefers_the_faster_of_two_equally_rare_entries():
+    corpus, cmap = Corpus(), CoverageMap()
+    slow, fast = entry(0, {1, 2}, seconds=4.0), entry(1, {3, 4}, seconds=0.5)
+    corpus.add(slow)
+    corpus.add(fast)
+    cmap.hits = {1: 1, 2: 1, 3: 1, 4: 1}
+    rng = random.Random(0)
+    chosen = [RareSchedule().choose(corpus, cmap, rng).id for _ in range(400)]
+    assert chosen.count(1) > 3 * chosen.count(0) > 0
+
+
 def _result(verdict: Verdict, *, exception=None, divergence=None, compiled=None) -> CheckResult:
     judgement = Judgement(verdict, "because", exception=exception, divergence=divergence)
     return CheckResult(PROGRAM, judgement, (run(), compiled or compiled_run()))
