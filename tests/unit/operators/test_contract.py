@@ -12,7 +12,7 @@ import pytest
 
 from mutator.mutation.context import MutationContext
 from mutator.mutation.mutator import Mutator
-from mutator.mutation.operator import FAMILIES, Declined, Mutant, apply
+from mutator.mutation.operator import FAMILIES, Declined, Mutant, Step, apply
 from mutator.mutation.registry import all_operators
 from mutator.program import load_programs
 
@@ -71,3 +71,21 @@ def test_mutator_stacks_operators_and_keeps_provenance():
         depths[len(mutant.steps)] += 1
         assert mutant.provenance.count("@") == len(mutant.steps)
     assert depths[1] > 0 and sum(n for d, n in depths.items() if d > 1) > 0
+
+
+def test_usefulness_feedback_shifts_choice_within_a_family():
+    family = [op for op in all_operators() if op.family == "E2"]
+    mutator = Mutator(family)
+    useful, useless = family[0], family[1]
+    for _ in range(50):
+        mutator.stats[useful.id].tries += 1
+        mutator.stats[useful.id].applied += 1
+        mutator.stats[useless.id].tries += 1
+    fake = Mutant(seed_contexts()[0].program, (Step(useful.id, "fn:1"),))
+    for _ in range(30):
+        mutator.record(fake, valid=True, new_features=True, finding=False)
+    assert mutator.stats[useful.id].weight() > 10 * mutator.stats[useless.id].weight()
+    rng = random.Random(0)
+    chosen = Counter(mutator.choose(rng).id for _ in range(2000))
+    assert chosen[useful.id] > 5 * max(1, chosen[useless.id])
+    assert all(chosen[op.id] > 0 for op in family if op is not useless)  # untried ones keep a fair chance
