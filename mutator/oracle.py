@@ -109,11 +109,18 @@ class Oracle:
         return Judgement(judgement.verdict, judgement.reason, exception=c.exception, eager_exception=e.exception)
 
 
+EXPLICIT_BREAK = "Call to `torch._dynamo.graph_break()`"  # the gb_type of a break the program asks for
+
+
 def classify_exception(exc: ExceptionInfo, fullgraph: bool, context: str) -> Judgement:
     """An exception that only the compiled run raised: which kind of finding it is."""
     if exc.involves(BACKEND_FAILED):
         return Judgement(Verdict.BACKEND_FAILURE, f"{context} {exc.one_line()}", exception=exc)
     if fullgraph and exc.involves(UNSUPPORTED):
+        if exc.gb_type == EXPLICIT_BREAK:
+            # The program asks for a break and for no breaks: Dynamo is right to refuse.
+            return Judgement(Verdict.INVALID, f"{context} Unsupported: fullgraph=True and the program calls "
+                                              "torch._dynamo.graph_break() itself", exception=exc)
         gb = f" [{exc.gb_type}]" if exc.gb_type else ""
         return Judgement(Verdict.FULLGRAPH_BREAK, f"{context} Unsupported under fullgraph=True{gb}", exception=exc)
     where = f" (in {exc.dynamo_frame})" if exc.in_dynamo else ""

@@ -134,13 +134,28 @@ def test_graph_break_under_fullgraph(checker):
         COMPILE_KWARGS = {"fullgraph": True}
         def fn(x):
             y = x * 2
+            print("between graphs")
+            return y + 1
+        def inputs():
+            return (torch.ones(3),)
+    """)
+    assert result.verdict is Verdict.FULLGRAPH_BREAK, result.reason
+    assert result.judgement.exception.gb_type == "Failed to trace builtin operator"
+
+
+def test_an_explicit_graph_break_under_fullgraph_is_not_a_finding(checker):
+    result = check(checker, """
+        import torch
+        COMPILE_KWARGS = {"fullgraph": True}
+        def fn(x):
+            y = x * 2
             torch._dynamo.graph_break()
             return y + 1
         def inputs():
             return (torch.ones(3),)
     """)
-    assert result.verdict is Verdict.FULLGRAPH_BREAK
-    assert result.judgement.exception.gb_type == "Call to `torch._dynamo.graph_break()`"
+    assert result.verdict is Verdict.INVALID, result.reason
+    assert not result.verdict.is_finding
 
 
 def test_graph_break_without_fullgraph_passes_and_is_counted(checker):

@@ -54,10 +54,17 @@ def test_dynamo_assertion_error_is_a_crash_recognised_by_its_frame():
 
 
 def test_unsupported_under_fullgraph_is_a_fullgraph_break():
+    unsupported = exc("torch._dynamo.exc.Unsupported", gb_type="Failed to trace builtin operator")
+    compiled = with_fullgraph(compiled_run(calls=[call(exception=unsupported)]))
+    judgement = oracle.judge(run(calls=[call(result=1)]), compiled)
+    assert judgement.verdict is Verdict.FULLGRAPH_BREAK and "Failed to trace builtin operator" in judgement.reason
+
+
+def test_an_explicit_graph_break_under_fullgraph_is_the_program_asking_for_both():
     unsupported = exc("torch._dynamo.exc.Unsupported", gb_type="Call to `torch._dynamo.graph_break()`")
     compiled = with_fullgraph(compiled_run(calls=[call(exception=unsupported)]))
     judgement = oracle.judge(run(calls=[call(result=1)]), compiled)
-    assert judgement.verdict is Verdict.FULLGRAPH_BREAK and "graph_break()" in judgement.reason
+    assert judgement.verdict is Verdict.INVALID and "graph_break()" in judgement.reason
 
 
 def test_unsupported_without_fullgraph_is_a_crash():
