@@ -83,7 +83,8 @@ class Campaign:
             existing = [p.name for p in root.iterdir() if p.name not in ("README.md", ".gitignore")]
             if existing:
                 hint = "continue it with --resume" if (root / "campaign.json").exists() else "empty it"
-                raise CampaignError(f"{root}/ is not empty ({', '.join(sorted(existing)[:4])}); {hint}, "
+                shown = sorted(existing, key=lambda name: (name.startswith("."), name))[:4]  # hidden ones last
+                raise CampaignError(f"{root}/ is not empty ({', '.join(shown)}); {hint}, "
                                     "or choose another --out")
         for sub in ("queue", "findings", "hangs", "lost"):
             (root / sub).mkdir(parents=True, exist_ok=True)

@@ -147,7 +147,7 @@ def test_campaign_refuses_a_non_empty_directory_and_a_second_fuzzer(tmp_path: Pa
     with pytest.raises(CampaignError, match="in use by another mutate fuzz"):
         Campaign.resume(tmp_path)
     campaign.close()
-    with pytest.raises(CampaignError, match="continue it with --resume"):
+    with pytest.raises(CampaignError, match=r"not empty \(campaign.json, findings, hangs, lost\); continue it with --resume"):
         Campaign.create(tmp_path, CampaignConfig(corpus=("seeds",)))
     resumed = Campaign.resume(tmp_path)
     assert resumed.config.corpus == ("seeds",)
