@@ -67,12 +67,13 @@ def test_old_optimize_api(checker):
 
         @torch._dynamo.optimize("inductor", nopython=True)
         def f(x):
-            torch._dynamo.graph_break()
+            print("inside")
             return x + 1
 
         print(f(torch.ones(2)))
     """, "old.py"))
-    assert result.verdict is Verdict.FULLGRAPH_BREAK, result.reason
+    assert result.verdict is Verdict.FULLGRAPH_BREAK, result.reason  # nopython=True is fullgraph=True
+    assert result.judgement.exception.gb_type == "Failed to trace builtin operator"
 
 
 def test_uncaught_exception_in_both_is_invalid(checker):
