@@ -52,6 +52,9 @@ class WorkerPool:
         self.coverage = tuple(coverage)
         self.size = workers or os.cpu_count() or 1
         self._python = python
+        # One snapshot for every worker, restarts included: eager and compiled runs (different
+        # workers) must see the same environment, whatever the parent's changed since.
+        self.environment = _worker_environment()
         self._queue: queue.Queue[_Pending | None] = queue.Queue()
         self._ids = itertools.count()
         self._closed = False
@@ -175,7 +178,7 @@ class _Worker:
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=self._log,
-            env=_worker_environment(),
+            env=self._pool.environment,
             start_new_session=True,  # Ctrl-C reaches the parent, which stops workers in order
             bufsize=0,
         )

@@ -373,3 +373,33 @@ def test_compiling_again_after_a_dynamo_reset_is_not_a_storm(checker):
     """)
     assert result.verdict is Verdict.PASS, result.reason
     assert [c.resets for c in result.compiled.observation.calls] == [0, 1, 2]
+
+
+def test_a_restarted_worker_sees_the_same_environment_as_the_others(pool, checker, monkeypatch):
+    # The parent's environment changes after the pool started (pytest itself does this between
+    # tests); a worker restarted then must not see the change, or eager and compiled runs differ.
+    monkeypatch.setenv("MUTATOR_SET_AFTER_THE_POOL_STARTED", "1")
+    restarts = pool.restarts
+    killer = program("""
+        import os, signal
+        import torch
+        def fn(x):
+            return x + 1
+        def inputs():
+            os.kill(os.getppid(), signal.SIGKILL)
+            return (torch.ones(3),)
+    """)
+    assert pool.run(killer, Mode.EAGER).outcome is Outcome.LOST
+    assert pool.restarts == restarts + 1  # one worker restarted, the other one is as it was
+    result = check(checker, """
+        import torch
+        def fn(x):
+            return x + 1
+        def inputs():
+            return (torch.ones(3),)
+        def drive(f):
+            print(sorted(open("/proc/self/environ", "rb").read().split(b"\\0")))
+            return f(*inputs())
+    """)
+    assert result.verdict is Verdict.PASS, result.reason
+    assert "MUTATOR_SET_AFTER_THE_POOL_STARTED" not in result.eager.observation.stdout.head
