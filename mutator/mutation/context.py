@@ -15,10 +15,12 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 import libcst as cst
+import libcst.matchers as m
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from mutator.mutation.tree import children as _children
 from mutator.mutation.tree import nodes as _walk
+from mutator.mutation.tree import target_names
 from mutator.program import Program, ProgramForm
 
 Target = Literal["region", "driver", "anywhere"]
@@ -40,6 +42,9 @@ class MutationContext:
     lines: dict[int, int] = field(default_factory=dict)  # id(node) -> line
     candidates: dict[str, list[cst.CSTNode]] = field(default_factory=dict)  # operator id -> its sites here
     parents: dict[int, cst.CSTNode] = field(default_factory=dict)  # id(node) -> its parent
+    # names the program binds to compiled callables (`@torch.compile def g`, `g = torch.compile(f)`,
+    # `g = torch._dynamo.optimize(...)(f)`) -> the function they run (None when not in this file)
+    compiled_names: dict[str, cst.FunctionDef | None] = field(default_factory=dict)
     _reaching: dict[str, set[int]] = field(default_factory=dict)
 
     @classmethod
@@ -62,6 +67,7 @@ class MutationContext:
             names=_all_names(module),
             lines={id(node): pos.start.line for node, pos in positions.items()},
             parents={id(child): node for node in _walk(module) for child in _children(node)},
+            compiled_names=_compiled_names(module),
         )
 
     @property
@@ -133,9 +139,15 @@ class NameAllocator:
         return name
 
 
-def _find_region(module: cst.Module, form: ProgramForm) -> tuple[list[cst.FunctionDef], list[cst.FunctionDef]]:
+def _definitions(module: cst.Module) -> tuple[dict[str, cst.FunctionDef], dict[str, cst.ClassDef]]:
+    """The module's top-level functions and classes by name."""
     functions = {s.name.value: s for s in module.body if isinstance(s, cst.FunctionDef)}
     classes = {s.name.value: s for s in module.body if isinstance(s, cst.ClassDef)}
+    return functions, classes
+
+
+def _find_region(module: cst.Module, form: ProgramForm) -> tuple[list[cst.FunctionDef], list[cst.FunctionDef]]:
+    functions, classes = _definitions(module)
     instances = _instances(module, classes)
     entries: list[cst.FunctionDef] = []
     if form is ProgramForm.HARNESS:
@@ -206,6 +218,36 @@ def _script_entries(module: cst.Module, functions: dict[str, cst.FunctionDef], c
                 elif target.value in instances:
                     entries.extend(_entry_methods(classes[instances[target.value]], classes))
     return entries
+
+
+def _compiled_names(module: cst.Module) -> dict[str, cst.FunctionDef | None]:
+    functions, classes = _definitions(module)
+    instances = _instances(module, classes)
+    found: dict[str, cst.FunctionDef | None] = {}
+    for node in _walk(module):
+        if isinstance(node, cst.FunctionDef) and any(_is_compile(d.decorator) for d in node.decorators):
+            found[node.name.value] = node
+        elif isinstance(node, cst.Assign) and isinstance(node.value, cst.Call) and _compiling(node.value):
+            target = node.value.args[0].value
+            if isinstance(target, cst.Call):  # torch.compile(Model())
+                target = target.func
+            name = target.value if isinstance(target, cst.Name) else None
+            entry = functions.get(name) if name else None
+            if name in classes or name in instances:
+                entry = next(iter(_entry_methods(classes[instances.get(name, name)], classes)), None)
+            for assigned in node.targets:
+                found.update((n.value, entry) for n in target_names(assigned.target) or [])
+    return found
+
+
+def _compiling(call: cst.Call) -> bool:
+    """A call that returns a compiled callable: `torch.compile(f, ...)`, `torch.compile(...)(f)`,
+    `torch._dynamo.optimize(...)(f)` (not `torch.compile(backend=...)` alone, a decorator)."""
+    if not call.args or call.args[0].keyword is not None:
+        return False
+    if isinstance(call.func, cst.Call):
+        return _is_compile(call.func.func)
+    return m.matches(call.func, m.Attribute(value=m.Name("torch"), attr=m.Name("compile")))
 
 
 def _is_compile(expr: cst.BaseExpression) -> bool:

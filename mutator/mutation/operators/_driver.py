@@ -39,7 +39,7 @@ class DriverOperator(FactsOperator):
         super().__init__(ctx, rng)
         drive = ctx.top_level("drive") if ctx.is_harness else None
         self.drive = drive if isinstance(drive, cst.FunctionDef) else None
-        self.compiled = _compiled_names(ctx) if not ctx.is_harness else {}
+        self.compiled = ctx.compiled_names if not ctx.is_harness else {}
         self._entry_rewrite: tuple[cst.FunctionDef, cst.FunctionDef] | None = None
 
     # -- for subclasses -------------------------------------------------------------------
@@ -140,29 +140,6 @@ def _walk_calls(node: cst.CSTNode) -> list[cst.Call]:
         if not isinstance(current, cst.Lambda):
             stack.extend(reversed(children(current)))
     return found
-
-
-def _compiled_names(ctx: MutationContext) -> dict[str, cst.FunctionDef | None]:
-    """Script names bound to compiled callables -> the entry they run (None when unknown)."""
-    names: dict[str, cst.FunctionDef | None] = {}
-    classes = {s.name.value: s for s in ctx.module.body if isinstance(s, cst.ClassDef)}
-    for stmt in ctx.module.body:
-        if isinstance(stmt, cst.FunctionDef) and any(
-                (dotted(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator) or "") == "torch.compile"
-                for d in stmt.decorators):
-            names[stmt.name.value] = stmt
-        elif m.matches(stmt, m.SimpleStatementLine([m.Assign([m.AssignTarget(m.Name())], m.Call())])):
-            assign = stmt.body[0]
-            if dotted(assign.value.func) == "torch.compile" and assign.value.args:
-                target = assign.value.args[0].value
-                entry = None
-                if isinstance(target, cst.Name) and isinstance(ctx.top_level(target.value), cst.FunctionDef):
-                    entry = ctx.top_level(target.value)
-                elif isinstance(target, cst.Call) and isinstance(target.func, cst.Name) and target.func.value in classes:
-                    entry = next((e for e in ctx.entries if any(e is i for i in classes[target.func.value].body.body)),
-                                 None)
-                names[assign.targets[0].target.value] = entry
-    return names
 
 
 # -- the compiled entry's result ------------------------------------------------------------------

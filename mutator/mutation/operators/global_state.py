@@ -96,17 +96,6 @@ def _lines(node: cst.CSTNode) -> list[tuple[cst.SimpleStatementLine, bool]]:
     return found
 
 
-def _compiled_names(module: cst.Module) -> set[str]:
-    """Names a script binds to compiled callables: `@torch.compile def g` and `g = torch.compile(...)`."""
-    compile_call = m.Call(func=m.Attribute(value=m.Name("torch"), attr=m.Name("compile")))
-    names = {stmt.name.value for stmt in module.body if isinstance(stmt, cst.FunctionDef) and any(
-        m.matches(d.decorator, compile_call | m.Attribute(value=m.Name("torch"), attr=m.Name("compile")))
-        for d in stmt.decorators)}
-    for assign in m.findall(module, m.Assign(value=compile_call)):
-        names.update(t.target.value for t in assign.targets if isinstance(t.target, cst.Name))  # type: ignore
-    return names
-
-
 def driver_call_points(ctx: MutationContext) -> list[cst.SimpleStatementLine]:
     """Lines of the driver that call the compiled callable and are followed by another call (a later
     line, or the same line again in a loop): a change of state placed after one happens between two
@@ -117,7 +106,7 @@ def driver_call_points(ctx: MutationContext) -> list[cst.SimpleStatementLine]:
             return []
         callees, scope = {drive.params.params[0].name.value}, [drive]
     else:
-        callees = _compiled_names(ctx.module)
+        callees = set(ctx.compiled_names)
         scope = [stmt for stmt in ctx.module.body if ctx.in_target(stmt, "driver")]
     calls = m.Call(func=m.Name(m.MatchIfTrue(lambda n: n in callees)))
     lines = [(line, in_loop, bool(m.findall(line, calls))) for node in scope for line, in_loop in _lines(node)]

@@ -15,7 +15,7 @@ from mutator.mutation.context import MutationContext
 from mutator.mutation.operator import Operator
 from mutator.mutation.operators._region import RegionOperator
 from mutator.mutation.operators._templates import keyword_arg, paren, rewrite_returns
-from mutator.mutation.tree import SCOPES, after_docstring, code, nodes, target_names
+from mutator.mutation.tree import SCOPES, after_docstring, code, nodes
 
 
 class InsertGraphBreak(Operator):
@@ -84,7 +84,7 @@ class StackCompiledCall(Operator):
         drive = ctx.top_level("drive") if ctx.is_harness else None
         self.drive = drive if isinstance(drive, cst.FunctionDef) and drive.params.params else None
         self.drive_blocks = _own_blocks(self.drive) if self.drive is not None else set()
-        self.compiled = set() if ctx.is_harness else _compiled_names(ctx.module)
+        self.compiled = set() if ctx.is_harness else set(ctx.compiled_names)
         self.extras: str | None = None
 
     def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
@@ -228,19 +228,6 @@ def _compile_kwargs(ctx: MutationContext) -> cst.Dict | None:
             if isinstance(small, cst.Assign) and isinstance(small.value, cst.Dict):
                 return small.value
     return None
-
-
-def _compiled_names(module: cst.Module) -> set[str]:
-    """Names a script binds to compiled callables: decorated functions and torch.compile(...) results."""
-    found: set[str] = set()
-    for node in nodes(module):
-        compiled = _TORCH_COMPILE | m.Call(func=_TORCH_COMPILE | _OPTIMIZE)
-        if isinstance(node, cst.FunctionDef) and any(m.matches(d.decorator, compiled) for d in node.decorators):
-            found.add(node.name.value)
-        elif isinstance(node, cst.Assign) and m.matches(
-                node.value, m.Call(func=_TORCH_COMPILE) | m.Call(func=m.Call(func=_OPTIMIZE))):
-            found |= {n.value for t in node.targets for n in target_names(t.target) or []}
-    return found
 
 
 def _calls_to(node: cst.CSTNode, callees: set[str]) -> list[cst.Call]:
