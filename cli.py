@@ -33,7 +33,7 @@ from mutator.program import ProgramError, load_program, load_programs
 from mutator.report import check_to_json, verdict_style
 from mutator.schedule import SCHEDULES
 from mutator.storage import StorageError
-from mutator.ui import LiveScreen, StatusLines, status_line
+from mutator.ui import LiveScreen, StatusLines, finding_lines, status_line
 
 EXIT_FINDINGS = 1
 EXIT_USAGE = 2
@@ -280,8 +280,8 @@ class _GracefulStop:
 def _print_summary(fuzzer: Fuzzer) -> None:
     snapshot = fuzzer.snapshot()
     click.echo(status_line(snapshot))
-    for finding in sorted(fuzzer.store.findings.values(), key=lambda f: (-f.hits, f.directory)):
-        click.echo(f"  {finding.hits:5d} hits  {fuzzer.campaign.root / finding.directory}  {finding.reason[:100]}")
+    for line in finding_lines(fuzzer.store.findings.values(), fuzzer.campaign.root):
+        click.echo(line)
     if fuzzer.set_aside:
         click.echo(f"  {len(fuzzer.set_aside)} seeds set aside (see {fuzzer.campaign.root / 'set_aside.json'})")
 

@@ -22,6 +22,10 @@ from mutator.verdict import Verdict
 
 MAX_STORED_HITS = 1000  # provenance kept per finding; the count goes on beyond
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.]+")
+SEVERITY = {  # TAXONOMY.md, "Symptoms": what is not a frontend bug is kept apart
+    Verdict.FULLGRAPH_BREAK: "low: Dynamo refuses the program under fullgraph=True (a graph break, not a wrong result)",
+    Verdict.BACKEND_FAILURE: "out of scope: the backend failed, not the frontend; check whether backend='eager' fails too",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,6 +152,7 @@ class FindingStore:
             f"# {finding.signature.kind}: {finding.signature.describe()}",
             "",
             f"- **reason**: {judgement.reason}",
+            f"- **severity**: {SEVERITY.get(finding.signature.verdict, 'a frontend bug')}",
             f"- **reproduce**: `mutate run {self.root / finding.directory}/smallest.py` (backend `{self.backend}`)",
             f"- **programs**: `smallest.py` ({finding.smallest_size} characters), `first.py` (first hit); "
             "every hit's provenance is in `finding.json`",

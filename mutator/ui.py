@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Iterable
+from pathlib import Path
 from typing import IO, Any
 
 from rich.console import Console, Group
@@ -14,18 +16,46 @@ from rich.live import Live
 from rich.panel import Panel
 from rich.table import Table
 
+from mutator.findings import Finding
+from mutator.verdict import Verdict
+
 
 def hms(seconds: float) -> str:
     seconds = int(seconds)
     return f"{seconds // 3600}h{seconds // 60 % 60:02d}m{seconds % 60:02d}s"
 
 
+def by_severity(counts: dict[str, int]) -> tuple[list[tuple[str, int]], list[tuple[str, int]]]:
+    """Split counts by verdict name into frontend bugs and the rest (low severity, out of scope),
+    each in the verdict's order (TAXONOMY.md: low-severity findings are kept apart from bugs)."""
+    ordered = sorted(counts.items(), key=lambda item: Verdict[item[0]])
+    bugs = [(k, n) for k, n in ordered if Verdict[k].is_frontend_bug]
+    return bugs, [(k, n) for k, n in ordered if not Verdict[k].is_frontend_bug]
+
+
 def status_line(s: dict[str, Any]) -> str:
-    kinds = ", ".join(f"{k.lower()} {n}" for k, n in sorted(s["findings_by_kind"].items())) or "none"
+    bugs, low = by_severity(s["findings_by_kind"])
+    kinds = ", ".join(f"{k.lower()} {n}" for k, n in bugs) or "no bugs"
+    if low:
+        kinds += "; not frontend bugs: " + ", ".join(f"{k.lower()} {n}" for k, n in low)
     return (f"[{hms(s['elapsed'])}] execs {s['execs']} ({s['execs_per_sec']}/s)  corpus {s['corpus']} "
             f"(favoured {s['favoured']})  arcs {s['arcs']}  features {s['features']}  "
             f"findings {s['findings']} [{kinds}] hits {s['hits']}  invalid {s['invalid_rate']:.0%}  "
             f"unstable {s['unstable_rate']:.0%}")
+
+
+def finding_lines(findings: Iterable[Finding], root: Path) -> list[str]:
+    """The end-of-campaign list: frontend bugs first, by verdict then hits; the rest after them."""
+    ordered = sorted(findings, key=lambda f: (f.signature.verdict, -f.hits, f.directory))
+    bugs = [f for f in ordered if f.signature.verdict.is_frontend_bug]
+    rest = [f for f in ordered if not f.signature.verdict.is_frontend_bug]
+    lines = []
+    for title, group in ((f"frontend bugs: {len(bugs)} signatures", bugs),
+                         (f"not frontend bugs (low severity, out of scope): {len(rest)} signatures", rest)):
+        if group:
+            lines.append(title)
+            lines += [f"  {f.hits:5d} hits  {root / f.directory}  {f.reason[:100]}" for f in group]
+    return lines
 
 
 class StatusLines:
@@ -87,8 +117,11 @@ def render(s: dict[str, Any], title: str) -> Panel:
     findings = Table(title="findings (distinct signatures)", title_justify="left", expand=True, show_edge=False)
     findings.add_column("kind")
     findings.add_column("signatures", justify="right")
-    for kind, n in sorted(s["findings_by_kind"].items()):
+    bugs, low = by_severity(s["findings_by_kind"])
+    for kind, n in bugs:
         findings.add_row(kind, str(n))
+    for kind, n in low:
+        findings.add_row(f"[dim]{kind} (not a frontend bug)[/dim]", f"[dim]{n}[/dim]")
     findings.caption = f"hits {s['hits']}; latest: {s['latest_finding'] or 'none'}"
     families = Table(title="operator yield by family", title_justify="left", expand=True, show_edge=False)
     for column in ("family", "applied", "valid", "new cov", "findings"):

@@ -136,9 +136,31 @@ def test_store_keeps_one_directory_per_signature_and_the_smallest_program(tmp_pa
     assert data["hits"] == 2 and [h["provenance"] for h in data["history"]] == ["X.a@fn:1", "X.b@fn:1"]
     assert "mutate run" in (directory / "README.md").read_text()
     assert FindingStore(tmp_path).findings[finding.signature].hits == 2  # reloads from disk
+    assert "a frontend bug" in (directory / "README.md").read_text()
     hang = _result(Verdict.HANG)
     hang_finding, _ = store.record(hang, provenance="p", parent=None, elapsed=3.0)
     assert hang_finding.directory.startswith("hangs/")
+    gb = exc("torch._dynamo.exc.Unsupported", gb_type="Unsupported context manager")
+    low, _ = store.record(_result(Verdict.FULLGRAPH_BREAK, exception=gb), provenance="p", parent=None, elapsed=4.0)
+    assert "**severity**: low" in (tmp_path / low.directory / "README.md").read_text()
+
+
+def test_the_summary_lists_frontend_bugs_first_and_keeps_the_rest_apart(tmp_path: Path):
+    from mutator.ui import finding_lines
+
+    store = FindingStore(tmp_path)
+    gb = exc("torch._dynamo.exc.Unsupported", gb_type="Unsupported context manager")
+    for _ in range(5):  # the most hits, but not a frontend bug
+        store.record(_result(Verdict.FULLGRAPH_BREAK, exception=gb), provenance="p", parent=None, elapsed=1.0)
+    store.record(_result(Verdict.CRASH, exception=exc("AssertionError", dynamo=True)), provenance="p", parent=None,
+                 elapsed=2.0)
+    store.record(_result(Verdict.MISMATCH, divergence=Divergence("result", "call 1", "value", "d", True, "Tensor")),
+                 provenance="p", parent=None, elapsed=3.0)
+    lines = finding_lines(store.findings.values(), tmp_path)
+    assert lines[0] == "frontend bugs: 2 signatures"
+    assert "mismatch-" in lines[1] and "crash-" in lines[2]  # in the verdict's order
+    assert lines[3].startswith("not frontend bugs") and "fullgraph_break-" in lines[4] and len(lines) == 5
+    assert lines[4].split()[0] == "5"
 
 
 def test_campaign_refuses_a_non_empty_directory_and_a_second_fuzzer(tmp_path: Path):
@@ -186,7 +208,7 @@ def test_atomic_writes_leave_no_temporaries(tmp_path: Path):
 
 
 SNAPSHOT = dict(elapsed=75.2, execs=120, execs_per_sec=2.4, corpus=9, favoured=7, arcs=9874, features=10024,
-                findings=2, findings_by_kind={"CRASH": 1, "MISMATCH": 1}, hits=5, latest_finding="CRASH / x: y",
+                findings=6, findings_by_kind={"FULLGRAPH_BREAK": 4, "CRASH": 1, "MISMATCH": 1}, hits=5, latest_finding="CRASH / x: y",
                 invalid=3, unstable=1, invalid_rate=0.025, unstable_rate=0.008, lost=0, last_new_path=70.0,
                 families={"E2": {"applied": 10, "valid": 8, "new": 2, "findings": 1}}, workers=["busy", "idle"])
 
@@ -197,9 +219,11 @@ def test_status_line_and_live_screen_render_a_snapshot():
     from mutator.ui import render, status_line
 
     line = status_line(SNAPSHOT)
-    assert line.startswith("[0h01m15s] execs 120 (2.4/s)") and "crash 1, mismatch 1" in line and "\n" not in line
+    assert line.startswith("[0h01m15s] execs 120 (2.4/s)") and "\n" not in line
+    assert "[mismatch 1, crash 1; not frontend bugs: fullgraph_break 4]" in line
     console = Console(record=True, width=120)
     console.print(render(SNAPSHOT, "mutate fuzz: corpus"))
     text = console.export_text()
-    for expected in ("execs/s", "9874", "CRASH", "E2", "80%", "busy idle", "Ctrl-C"):
+    for expected in ("execs/s", "9874", "CRASH", "FULLGRAPH_BREAK (not a frontend bug)", "E2", "80%", "busy idle",
+                     "Ctrl-C"):
         assert expected in text, expected
