@@ -1,8 +1,9 @@
 """Findings: one directory per bug signature, however many programs hit it (DESIGN.md, "Findings").
 
 `findings/<slug>/` (`hangs/<slug>/` for hangs) holds `first.py` (the first program that hit
-it), `smallest.py` (the smallest so far), `finding.json` (signature, reason, every hit's
-provenance) and a `README.md` a human reads first.
+it), `smallest.py` (the smallest so far), `variants/` (the smallest program of each distinct
+trigger), `finding.json` (signature, reason, every hit's provenance) and a `README.md` a
+human reads first.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from mutator.observation import Outcome
 from mutator.verdict import Verdict
 
 MAX_STORED_HITS = 1000  # provenance kept per finding; the count goes on beyond
+MAX_VARIANTS = 16  # programs kept per finding, one per distinct trigger
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.]+")
 SEVERITY = {  # TAXONOMY.md, "Symptoms": what is not a frontend bug is kept apart
     Verdict.FULLGRAPH_BREAK: "low: Dynamo refuses the program under fullgraph=True (a graph break, not a wrong result)",
@@ -81,8 +83,20 @@ class Signature:
         return " / ".join(p for p in (self.kind, self.exception, self.location, self.observation) if p)
 
 
+def trigger(provenance: str) -> str:
+    """What made a program hit a signature: the seed itself, or the taxonomy families of
+    the operators of its last mutation step (its parent passed, so they caused the hit)."""
+    if provenance.startswith("seed:"):
+        return "seed " + provenance.removeprefix("seed:").rsplit("/", 1)[-1].removesuffix(".py")
+    return "+".join(sorted({step.split(".", 1)[0] for step in provenance.split("+") if step}))
+
+
 @dataclass
 class Finding:
+    """One signature. A signature can hide distinct bugs (two value mismatches in results of the
+    same type look alike), so beside the smallest program it keeps the smallest program of
+    each distinct trigger (`variants/`), up to MAX_VARIANTS."""
+
     signature: Signature
     reason: str
     directory: str  # relative to the campaign directory
@@ -90,16 +104,20 @@ class Finding:
     smallest_size: int = 0
     first_seen: float = 0.0  # campaign seconds
     history: list[dict[str, Any]] = field(default_factory=list)
+    variants: dict[str, dict[str, Any]] = field(default_factory=dict)  # trigger -> file, hits, size, reason
+    details: str = ""  # the README's account of the smallest hit (exception or divergence, program)
 
     def as_json(self) -> dict[str, Any]:
         return dict(signature=asdict(self.signature), reason=self.reason, directory=self.directory, hits=self.hits,
-                    smallest_size=self.smallest_size, first_seen=self.first_seen, history=self.history)
+                    smallest_size=self.smallest_size, first_seen=self.first_seen, variants=self.variants,
+                    details=self.details, history=self.history)
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Finding:
         return cls(signature=Signature(**data["signature"]), reason=data["reason"], directory=data["directory"],
                    hits=data["hits"], smallest_size=data["smallest_size"], first_seen=data["first_seen"],
-                   history=list(data.get("history", ())))
+                   history=list(data.get("history", ())), variants=dict(data.get("variants", {})),
+                   details=data.get("details", ""))
 
 
 class FindingStore:
@@ -127,12 +145,15 @@ class FindingStore:
                               first_seen=round(elapsed, 2))
             storage.write_text(self.root / finding.directory / "first.py", program.source)
         directory = self.root / finding.directory
-        if is_new or size < finding.smallest_size:
+        finding.hits += 1
+        smallest = is_new or size < finding.smallest_size
+        if smallest:
             finding.smallest_size = size
             finding.reason = result.reason
             storage.write_text(directory / "smallest.py", program.source)
-            storage.write_text(directory / "README.md", self._readme(finding, result))
-        finding.hits += 1
+            finding.details = details(result)
+        self._record_variant(finding, result, trigger(provenance))
+        storage.write_text(directory / "README.md", self._readme(finding))
         if len(finding.history) < MAX_STORED_HITS:
             finding.history.append(dict(at=round(elapsed, 2), provenance=provenance, parent=parent, size=size,
                                         digest=program.digest, wall=round(time.time(), 1)))
@@ -140,34 +161,67 @@ class FindingStore:
         self.findings[signature] = finding
         return finding, is_new
 
+    def _record_variant(self, finding: Finding, result: CheckResult, key: str) -> None:
+        """Count the hit under its trigger; keep its program if the trigger is new or it is smaller."""
+        variant = finding.variants.get(key)
+        if variant is None and len(finding.variants) >= MAX_VARIANTS:
+            return
+        size = len(result.program.source)
+        if variant is None:
+            name = f"{len(finding.variants):02d}-{_UNSAFE.sub('-', key)[:40]}.py"
+            variant = finding.variants[key] = dict(file=f"variants/{name}", hits=0, size=size)
+        variant["hits"] += 1
+        if variant["hits"] > 1 and size >= variant["size"]:
+            return
+        variant.update(size=size, reason=result.reason[:300])
+        storage.write_text(self.root / finding.directory / variant["file"], result.program.source)
+
     def count_by_kind(self) -> dict[str, int]:
         counts: dict[str, int] = {}
         for signature in self.findings:
             counts[signature.kind] = counts.get(signature.kind, 0) + 1
         return counts
 
-    def _readme(self, finding: Finding, result: CheckResult) -> str:
-        judgement = result.judgement
+    def _readme(self, finding: Finding) -> str:
         lines = [
             f"# {finding.signature.kind}: {finding.signature.describe()}",
             "",
-            f"- **reason**: {judgement.reason}",
+            f"- **reason**: {finding.reason}",
             f"- **severity**: {SEVERITY.get(finding.signature.verdict, 'a frontend bug')}",
             f"- **reproduce**: `mutate run {self.root / finding.directory}/smallest.py` (backend `{self.backend}`)",
-            f"- **programs**: `smallest.py` ({finding.smallest_size} characters), `first.py` (first hit); "
-            "every hit's provenance is in `finding.json`",
+            f"- **programs**: `smallest.py` ({finding.smallest_size} characters), `first.py` (first hit), "
+            f"`variants/` (the smallest of each trigger); every hit's provenance is in `finding.json`",
+            f"- **hits**: {finding.hits}",
             f"- **torch**: {self.torch_version or 'unknown'}",
             "",
+            "## Variants: the smallest program per trigger",
+            "",
+            "A trigger is the seed, or the taxonomy families of the mutation that turned a passing parent into "
+            "this finding. Different triggers under one signature may be different bugs.",
+            "",
+            "| trigger | hits | program | characters |",
+            "| --- | ---: | --- | ---: |",
         ]
-        if judgement.exception is not None:
-            exc = judgement.exception
-            lines += ["## Compiled run's exception", "", "```", f"{exc.type_name}: {exc.message.strip()[:3000]}", "```", ""]
-            if exc.dynamo_frame:
-                lines += [f"Innermost Dynamo frame: `{exc.dynamo_frame}`", ""]
-        if judgement.divergence is not None:
-            lines += ["## Divergence", "", f"{judgement.divergence.where}: {judgement.divergence.detail}", ""]
-        if result.compiled.stderr_tail.strip() and judgement.verdict in (Verdict.CRASH, Verdict.HANG):
-            lines += ["## End of the compiled run's stderr", "", "```", result.compiled.stderr_tail.strip()[-3000:],
-                      "```", ""]
-        lines += ["## Smallest program", "", "```python", result.program.source.rstrip(), "```", ""]
-        return "\n".join(lines)
+        for key, variant in sorted(finding.variants.items(), key=lambda kv: (-kv[1]["hits"], kv[0])):
+            lines.append(f"| {key} | {variant['hits']} | `{variant['file']}` | {variant['size']} |")
+        if len(finding.variants) >= MAX_VARIANTS:
+            lines.append(f"\nOnly the first {MAX_VARIANTS} triggers keep a program; later ones count in `hits`.")
+        return "\n".join(lines) + "\n\n" + finding.details
+
+
+def details(result: CheckResult) -> str:
+    """The smallest hit's exception or divergence and program, in Markdown."""
+    judgement = result.judgement
+    lines = []
+    if judgement.exception is not None:
+        exc = judgement.exception
+        lines += ["## Compiled run's exception", "", "```", f"{exc.type_name}: {exc.message.strip()[:3000]}", "```", ""]
+        if exc.dynamo_frame:
+            lines += [f"Innermost Dynamo frame: `{exc.dynamo_frame}`", ""]
+    if judgement.divergence is not None:
+        lines += ["## Divergence", "", f"{judgement.divergence.where}: {judgement.divergence.detail}", ""]
+    if result.compiled.stderr_tail.strip() and judgement.verdict in (Verdict.CRASH, Verdict.HANG):
+        lines += ["## End of the compiled run's stderr", "", "```", result.compiled.stderr_tail.strip()[-3000:],
+                  "```", ""]
+    lines += ["## Smallest program", "", "```python", result.program.source.rstrip(), "```", ""]
+    return "\n".join(lines)

@@ -54,7 +54,8 @@ def finding_lines(findings: Iterable[Finding], root: Path) -> list[str]:
                          (f"not frontend bugs (low severity, out of scope): {len(rest)} signatures", rest)):
         if group:
             lines.append(title)
-            lines += [f"  {f.hits:5d} hits  {root / f.directory}  {f.reason[:100]}" for f in group]
+            lines += [f"  {f.hits:5d} hits {len(f.variants):3d} triggers  {root / f.directory}  {f.reason[:100]}"
+                      for f in group]
     return lines
 
 

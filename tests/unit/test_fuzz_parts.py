@@ -145,6 +145,39 @@ def test_store_keeps_one_directory_per_signature_and_the_smallest_program(tmp_pa
     assert "**severity**: low" in (tmp_path / low.directory / "README.md").read_text()
 
 
+def test_one_signature_keeps_the_smallest_program_of_each_trigger(tmp_path: Path):
+    from mutator.findings import MAX_VARIANTS, trigger
+
+    assert trigger("seed:seeds/others/format_and_mappingproxy.py") == "seed format_and_mappingproxy"
+    assert trigger("E2.wrap_in_try@fn:3+A3.dunder_class@fn:9+E2.reraise@fn:4") == "A3+E2"
+    store = FindingStore(tmp_path)
+    value = Divergence("result", "call 1", "value", "d", False, "str")
+
+    def hit(provenance: str, pad: int = 0):  # type: ignore[no-untyped-def]
+        result = replace(_result(Verdict.MISMATCH, divergence=value),
+                         program=Program.from_source(PROGRAM.source + "# pad\n" * pad, "p.py"))
+        return store.record(result, provenance=provenance, parent=None, elapsed=1.0)[0]
+
+    hit("seed:seeds/A3/subclass_format.py", pad=3)
+    hit("seed:seeds/others/format_and_mappingproxy.py", pad=5)  # larger: not smallest.py, but kept
+    hit("B1.view@fn:2", pad=9)
+    finding = hit("B1.view@fn:7+B1.other@fn:1", pad=1)  # the same trigger, smaller: replaces it
+    directory = tmp_path / finding.directory
+    assert finding.hits == 4 and set(finding.variants) == {"seed subclass_format", "seed format_and_mappingproxy", "B1"}
+    assert finding.variants["B1"]["hits"] == 2 and finding.variants["B1"]["size"] == len(PROGRAM.source) + 6
+    assert sorted(p.name for p in (directory / "variants").iterdir()) == \
+        ["00-seed-subclass_format.py", "01-seed-format_and_mappingproxy.py", "02-B1.py"]
+    assert (directory / "variants" / "01-seed-format_and_mappingproxy.py").read_text().count("# pad") == 5
+    readme = (directory / "README.md").read_text()
+    assert "| B1 | 2 | `variants/02-B1.py` |" in readme and "## Smallest program" in readme
+    reloaded = FindingStore(tmp_path).findings[finding.signature]
+    assert reloaded.variants == finding.variants and reloaded.details == finding.details
+    for n in range(MAX_VARIANTS + 3):  # triggers beyond the cap count as hits, without a program
+        hit(f"X{n}.op@fn:1")
+    assert len(finding.variants) == MAX_VARIANTS and finding.hits == 4 + MAX_VARIANTS + 3
+    assert len(list((directory / "variants").iterdir())) == MAX_VARIANTS
+
+
 def test_the_summary_lists_frontend_bugs_first_and_keeps_the_rest_apart(tmp_path: Path):
     from mutator.ui import finding_lines
 
