@@ -212,6 +212,7 @@ class Fuzzer:
             snapshot=snapshot,
             queue_state={str(e.id): [e.times_chosen, e.finds] for e in self.corpus.entries},
             operators={op: u.as_dict() for op, u in sorted(self.mutator.stats.items())},
+            family_yield={f: round(y, 6) for f, y in sorted(self.mutator.family_yield.items())},
         ))
         self.campaign.append_plot({k: snapshot.get(k, "") for k in
                                    ("elapsed", "execs", "execs_per_sec", "corpus", "favoured", "arcs", "features",
@@ -231,6 +232,9 @@ class Fuzzer:
             entry.times_chosen, entry.finds = state.get(str(entry.id), (0, 0))
         for op, values in saved.get("operators", {}).items():
             self.mutator.stats[op] = Usefulness(**values)
+        for family, value in saved.get("family_yield", {}).items():
+            if family in self.mutator.family_yield:
+                self.mutator.family_yield[family] = float(value)
 
     def snapshot(self) -> dict[str, Any]:
         session = max(time.monotonic() - self._session_start, 1e-6)

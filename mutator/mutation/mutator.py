@@ -1,8 +1,15 @@
 """The Mutator: pick operators by family and measured usefulness, apply one or stack a few.
 
-Families are chosen uniformly (every leaf class of the taxonomy gets its share), then an
-operator within the family in proportion to its usefulness: how often its mutants were
-valid, added coverage and found bugs (fed back by the fuzz loop through `record`).
+A family (a leaf class of the taxonomy) is chosen by its recent yield, then an operator
+within the family in proportion to its usefulness: how often its mutants were valid,
+added coverage and found bugs. Both are fed back by the fuzz loop through `record`.
+
+Recent yield is a moving average of "this family's mutant was kept or found a bug",
+starting optimistic (1.0) so that every family is tried before any is judged, and
+floored (FAMILY_FLOOR) so that none is ever abandoned: what a family reaches is soon
+exhausted, and the average forgets past success where cumulative counts would not
+(MOpt's operator scheduling, per family). Without feedback (unguided) every family keeps
+its starting yield: uniform choice.
 """
 
 from __future__ import annotations
@@ -18,6 +25,8 @@ from mutator.program import Program
 
 MAX_TRIES = 12  # operators tried per step before the step gives up (most decline on some programs)
 CONTEXT_CACHE = 256
+FAMILY_MEMORY = 0.9  # weight of the past in a family's recent yield, per mutant recorded
+FAMILY_FLOOR = 0.05  # added to every family's yield: the exploration share
 
 
 @dataclass
@@ -52,6 +61,7 @@ class Mutator:
         self._families: dict[str, list[type[Operator]]] = defaultdict(list)
         for op in self.operators:
             self._families[op.family].append(op)
+        self.family_yield: dict[str, float] = {family: 1.0 for family in self._families}
         self._contexts: OrderedDict[str, MutationContext] = OrderedDict()
 
     def mutate(self, program: Program, rng: random.Random) -> Mutant | None:
@@ -84,7 +94,8 @@ class Mutator:
         return apply(op, self.context(program), rng)
 
     def choose(self, rng: random.Random) -> type[Operator]:
-        family = rng.choice(sorted(self._families))
+        families = sorted(self._families)
+        family = rng.choices(families, weights=[FAMILY_FLOOR + self.family_yield[f] for f in families])[0]
         ops = self._families[family]
         return rng.choices(ops, weights=[self.stats[op.id].weight() for op in ops])[0]
 
@@ -95,6 +106,13 @@ class Mutator:
             stats.valid += valid
             stats.new_features += new_features
             stats.findings += finding
+        paid = float(new_features or finding)
+        for family in {self._family_of(step.op) for step in mutant.steps} - {None}:
+            self.family_yield[family] = FAMILY_MEMORY * self.family_yield[family] + (1 - FAMILY_MEMORY) * paid
+
+    def _family_of(self, op_id: str) -> str | None:
+        family = op_id.split(".", 1)[0]
+        return family if family in self.family_yield else None
 
     def context(self, program: Program) -> MutationContext:
         key = program.digest

@@ -231,6 +231,32 @@ def test_queue_entries_round_trip_and_half_written_entries_are_ignored(tmp_path:
     assert lines[0].startswith("elapsed,execs") and len(lines) == 3
 
 
+def test_operator_usefulness_and_family_yield_survive_a_resume(tmp_path: Path):
+    from mutator.fuzzer import Fuzzer
+    from mutator.mutation.mutator import Mutator
+    from mutator.mutation.operator import Mutant, Step
+    from mutator.mutation.registry import all_operators
+
+    def fuzzer(campaign: Campaign) -> Fuzzer:
+        return Fuzzer(corpus=Corpus(), coverage=CoverageMap(), mutator=Mutator(all_operators()),
+                      schedule=UniformSchedule(), checker=None, store=FindingStore(campaign.root),  # type: ignore[arg-type]
+                      campaign=campaign, rng=random.Random(0))
+
+    campaign = Campaign.create(tmp_path / "c", CampaignConfig(corpus=("seeds",)))
+    first = fuzzer(campaign)
+    op = next(op for op in all_operators() if op.family == "E2")
+    first.mutator.stats[op.id].applied += 1
+    first.mutator.record(Mutant(PROGRAM, (Step(op.id, "fn:1"),)), valid=True, new_features=False, finding=False)
+    first.save(force=True)
+    campaign.close()
+    resumed = Campaign.resume(tmp_path / "c")
+    second = fuzzer(resumed)
+    second.restore(resumed.load_stats())
+    resumed.close()
+    assert second.mutator.family_yield["E2"] == pytest.approx(0.9) and second.mutator.family_yield["B1"] == 1.0
+    assert second.mutator.stats[op.id] == first.mutator.stats[op.id]
+
+
 def test_atomic_writes_leave_no_temporaries(tmp_path: Path):
     storage.write_json(tmp_path / "a" / "b.json", {"x": 1})
     assert storage.read_json(tmp_path / "a" / "b.json") == {"x": 1}

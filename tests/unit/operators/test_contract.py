@@ -89,3 +89,22 @@ def test_usefulness_feedback_shifts_choice_within_a_family():
     chosen = Counter(mutator.choose(rng).id for _ in range(2000))
     assert chosen[useful.id] > 5 * max(1, chosen[useless.id])
     assert all(chosen[op.id] > 0 for op in family if op is not useless)  # untried ones keep a fair chance
+
+
+def test_recent_yield_shifts_choice_between_families_and_forgets():
+    ops = [op for op in all_operators() if op.family in ("E2", "B1")]
+    mutator = Mutator(ops)
+    e2 = next(op for op in ops if op.family == "E2")
+    program = seed_contexts()[0].program
+    rng = random.Random(0)
+    assert 800 < Counter(mutator.choose(rng).family for _ in range(2000))["E2"] < 1200  # untried: uniform
+
+    def feed(n: int, paid: bool) -> Counter:
+        for _ in range(n):
+            mutator.record(Mutant(program, (Step(e2.id, "fn:1"),)), valid=True, new_features=paid, finding=False)
+        return Counter(mutator.choose(rng).family for _ in range(2000))
+
+    barren = feed(40, paid=False)
+    assert barren["B1"] > 5 * barren["E2"] and barren["E2"] > 0  # a barren family is still tried
+    recovered = feed(40, paid=True)
+    assert recovered["E2"] > 800  # the average forgets: a family that pays again gets its share back
