@@ -21,7 +21,7 @@ from mutator.corpus import Corpus, CorpusEntry, CoverageMap
 from mutator.features import semantic_features
 from mutator.findings import FindingStore
 from mutator.mutation.mutator import Mutator, Usefulness
-from mutator.mutation.operator import Mutant
+from mutator.mutation.operator import Mutant, family_of
 from mutator.observation import Outcome
 from mutator.program import Program
 from mutator.schedule import Schedule
@@ -241,7 +241,7 @@ class Fuzzer:
         execs = max(self.stats.execs, 1)
         families: dict[str, Counter[str]] = {}
         for op, u in self.mutator.stats.items():
-            family = families.setdefault(op.split(".", 1)[0], Counter())
+            family = families.setdefault(family_of(op), Counter())
             family.update(applied=u.applied, valid=u.valid, new=u.new_features, findings=u.findings)
         return dict(
             elapsed=round(self.now(), 1),

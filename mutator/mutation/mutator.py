@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from mutator.mutation.context import MutationContext
-from mutator.mutation.operator import Declined, Mutant, Operator, apply
+from mutator.mutation.operator import Declined, Mutant, Operator, apply, family_of
 from mutator.program import Program
 
 MAX_TRIES = 12  # operators tried per step before the step gives up (most decline on some programs)
@@ -107,12 +107,8 @@ class Mutator:
             stats.new_features += new_features
             stats.findings += finding
         paid = float(new_features or finding)
-        for family in {self._family_of(step.op) for step in mutant.steps} - {None}:
+        for family in {family_of(step.op) for step in mutant.steps} & self.family_yield.keys():
             self.family_yield[family] = FAMILY_MEMORY * self.family_yield[family] + (1 - FAMILY_MEMORY) * paid
-
-    def _family_of(self, op_id: str) -> str | None:
-        family = op_id.split(".", 1)[0]
-        return family if family in self.family_yield else None
 
     def context(self, program: Program) -> MutationContext:
         key = program.digest

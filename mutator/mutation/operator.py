@@ -28,6 +28,11 @@ FAMILIES = ("A1", "A2", "A3", "A4", "B1", "B2", "C", "D", "E1", "E2", "E3", "E4"
             "O", "X")  # the 17 leaf classes, O for the taxonomy's Others, X for generic structure
 
 
+def family_of(op_id: str) -> str:
+    """The family of an operator id such as "E2.wrap_in_try" (ids are `family.name`)."""
+    return op_id.split(".", 1)[0]
+
+
 @dataclass(frozen=True, slots=True)
 class Step:
     """One operator applied at one site: the unit of provenance."""
