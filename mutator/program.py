@@ -101,10 +101,12 @@ def load_programs(paths: list[str | Path]) -> tuple[list[Program], list[ProgramE
 
 
 def _detect_form(tree: ast.Module, name: str) -> ProgramForm:
+    if _compiles_at_module_level(tree):  # a script that compiles itself, whatever else it defines
+        return ProgramForm.SCRIPT
     top = _top_level_names(tree)
     if "fn" in top and "inputs" in top:
         return ProgramForm.HARNESS
-    if _calls_compile(tree):
+    if any(_mentions_compile(node) or _imports_compile(node) for node in ast.walk(tree)):
         return ProgramForm.SCRIPT
     if "fn" in top:
         raise ProgramError(f"{name}: defines fn but no inputs(); add `def inputs(): return (...)`, {FORMAT_HELP}")
@@ -128,18 +130,77 @@ def _top_level_names(tree: ast.Module) -> set[str]:
     return names
 
 
-def _calls_compile(tree: ast.Module) -> bool:
-    """True when the module mentions torch.compile or torch._dynamo.optimize."""
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Attribute):
-            if node.attr == "compile" and isinstance(node.value, ast.Name) and node.value.id == "torch":
-                return True
-            if node.attr == "optimize" and _is_dynamo(node.value):
-                return True
-        elif isinstance(node, ast.ImportFrom) and node.module == "torch":
-            if any(alias.name == "compile" for alias in node.names):
-                return True
+def _compiles_at_module_level(tree: ast.Module) -> bool:
+    """Whether running the module compiles something: at top level (decorators, `__main__`
+    blocks and class bodies included), in a module-level function the module calls
+    (transitively), or in a TestCase's methods when the module runs `unittest.main()`."""
+    functions = {node.name: node for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    aliases = {alias.asname or alias.name for node in ast.walk(tree) if _imports_compile(node)
+               for alias in node.names if alias.name == "compile"}
+    pending = [_executed_nodes(tree.body)]
+    seen: set[str] = set()
+    while pending:
+        nodes = pending.pop()
+        if any(_mentions_compile(node) or isinstance(node, ast.Name) and node.id in aliases for node in nodes):
+            return True
+        for node in nodes:
+            callee = node.func if isinstance(node, ast.Call) else None
+            if isinstance(callee, ast.Name) and callee.id in functions and callee.id not in seen:
+                seen.add(callee.id)
+                pending.append(_executed_nodes(functions[callee.id].body))
+            elif callee is not None and _runs_tests(callee):
+                pending.extend(_executed_nodes(method.body) for method in _test_methods(tree))
     return False
+
+
+def _executed_nodes(body: list[ast.stmt]) -> list[ast.AST]:
+    """Every node that runs when `body` runs: nested function bodies and lambdas do not,
+    their decorators and defaults do."""
+    found: list[ast.AST] = []
+    stack: list[ast.AST] = list(body)
+    while stack:
+        node = stack.pop()
+        found.append(node)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            stack.extend(node.decorator_list)
+            stack.extend(d for d in (*node.args.defaults, *node.args.kw_defaults) if d is not None)
+        elif isinstance(node, ast.Lambda):
+            stack.extend(d for d in (*node.args.defaults, *node.args.kw_defaults) if d is not None)
+        else:
+            stack.extend(ast.iter_child_nodes(node))
+    return found
+
+
+def _runs_tests(callee: ast.expr) -> bool:
+    """`unittest.main()`, `main()` imported from unittest, or a `run_tests()` helper."""
+    terminal = callee.attr if isinstance(callee, ast.Attribute) else getattr(callee, "id", "")
+    if terminal == "run_tests":
+        return True
+    return terminal == "main" and isinstance(callee, ast.Attribute) and getattr(callee.value, "id", "") == "unittest"
+
+
+def _test_methods(tree: ast.Module) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
+    return [
+        item
+        for node in tree.body
+        if isinstance(node, ast.ClassDef)
+        for item in node.body
+        if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))
+    ]
+
+
+def _mentions_compile(node: ast.AST) -> bool:
+    """torch.compile or torch._dynamo.optimize."""
+    if not isinstance(node, ast.Attribute):
+        return False
+    if node.attr == "compile" and isinstance(node.value, ast.Name) and node.value.id == "torch":
+        return True
+    return node.attr == "optimize" and _is_dynamo(node.value)
+
+
+def _imports_compile(node: ast.AST) -> bool:
+    return isinstance(node, ast.ImportFrom) and node.module == "torch" \
+        and any(alias.name == "compile" for alias in node.names)
 
 
 def _is_dynamo(node: ast.expr) -> bool:

@@ -77,3 +77,34 @@ def test_digest_is_content_identity():
     b = Program.from_source(HARNESS, "b.py")
     assert a.digest == b.digest
     assert a.digest != Program.from_source(HARNESS + "\n# changed\n", "a.py").digest
+
+
+@pytest.mark.parametrize("tail", [
+    "torch.compile(fn, backend='eager')(*inputs())\n",
+    "if __name__ == '__main__':\n    print(torch.compile(fn)(*inputs()))\n",
+    "def main():\n    return torch.compile(fn)(*inputs())\n\nmain()\n",
+    "def check():\n    return torch._dynamo.optimize('eager')(fn)(*inputs())\n\ndef main():\n    check()\n\n"
+    "if __name__ == '__main__':\n    main()\n",
+    "for _ in range(2):\n    torch.compile(fn)(*inputs())\n",
+    "@torch.compile\ndef compiled(x):\n    return fn(x)\n",
+    "class T(unittest.TestCase):\n    def test_it(self):\n        torch.compile(fn)(*inputs())\n\n"
+    "if __name__ == '__main__':\n    unittest.main()\n",
+])
+def test_module_that_compiles_itself_is_a_script_even_with_fn_and_inputs(tail):
+    source = "import unittest\n" + HARNESS + tail
+    assert Program.from_source(source, "s.py").form is ProgramForm.SCRIPT
+
+
+@pytest.mark.parametrize("tail", [
+    "def drive(f):\n    g = torch.compile(fn)\n    return f(*inputs()), g(*inputs())\n",
+    "def unused():\n    return torch.compile(fn)\n",
+    "from torch import compile\n",
+    "main = lambda: torch.compile(fn)\n",
+])
+def test_compile_only_inside_what_the_module_never_runs_keeps_harness_form(tail):
+    assert Program.from_source(HARNESS + tail, "h.py").form is ProgramForm.HARNESS
+
+
+def test_aliased_compile_called_at_module_level_is_a_script():
+    source = "from torch import compile as jit\n" + HARNESS + "jit(fn)(*inputs())\n"
+    assert Program.from_source(source, "s.py").form is ProgramForm.SCRIPT
