@@ -53,7 +53,7 @@ def judge_in_process(paths: list[str], *, warm: bool) -> list[float]:
             results.append(ExecResult(program.name, mode, Outcome.COMPLETED,
                                       observation.__class__(**{**_fields(observation), "calls": tuple(calls)})))
             torch._dynamo.reset()
-        oracle.judge(*results)
+        oracle.judge(*results, program=program)
         times.append(time.perf_counter() - started)
     return times
 

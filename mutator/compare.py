@@ -64,30 +64,38 @@ class Divergence:
 
 
 def compare_observations(eager: Observation, compiled: Observation, reference: Observation | None = None,
-                         *, names: tuple[str, str] = ("eager", "compiled")) -> list[Divergence]:
+                         *, names: tuple[str, str] = ("eager", "compiled"), mask: frozenset[str] = frozenset(),
+                         limit: int = MAX_DIVERGENCES, stopped: str | None = None) -> list[Divergence]:
     """Divergences of `compiled` from `eager` in calls, returned value, state and stdout.
 
-    `names` are how the two runs are called in the details (two eager runs, say).
+    `names` are how the two runs are called in the details (two eager runs, say). Paths
+    in `mask` (a divergence's `where`) are not compared, nor anything below them.
+    `stopped` ("eager" or "compiled"): that run stopped early, at a failing check of the
+    program's own outside any call; compare the calls it made and what it printed with
+    the same first part of the other run, and nothing after.
     """
-    found = _Collector(names)
+    found = _Collector(names, mask, limit)
     one, other = names
     ref_calls = reference.calls if reference is not None else ()
-    if len(eager.calls) != len(compiled.calls):
+    shorter = {"eager": len(eager.calls), "compiled": len(compiled.calls)}.get(stopped or "")
+    if len(eager.calls) != len(compiled.calls) and shorter != min(len(eager.calls), len(compiled.calls)):
         found.add(Divergence("calls", "calls", "length",
                              f"{one} made {len(eager.calls)} recorded calls, {other} {len(compiled.calls)}"))
     for i, (e, c) in enumerate(zip(eager.calls, compiled.calls)):
         r = ref_calls[i] if i < len(ref_calls) and ref_calls[i].label == e.label else None
         _compare_call(found, e, c, r)
+    for divergence in compare_stdout(eager.stdout, compiled.stdout, names=names, mask=mask, stopped=stopped,
+                                     every_line=limit > MAX_DIVERGENCES):
+        found.add(divergence)
+    if stopped:
+        return found.items
     ref = reference if reference is not None else Observation()
     found.values("returned", "drive() returned", eager.returned, compiled.returned, ref.returned)
     found.values("state", "state()", eager.state, compiled.state, ref.state)
     if _exc_type(eager.state_error) != _exc_type(compiled.state_error):
         found.add(Divergence("state", "state()", "exception",
                              f"{one} {_describe_exc(eager.state_error)}, {other} {_describe_exc(compiled.state_error)}"))
-    stdout = compare_stdout(eager.stdout, compiled.stdout, names=names)
-    if stdout is not None:
-        found.add(stdout)
-    if eager.exit_code != compiled.exit_code:
+    if eager.exit_code != compiled.exit_code and not (eager.tests or compiled.tests):  # unittest.main's exit
         found.add(Divergence("exit", "sys.exit", "value", f"{one} {eager.exit_code}, {other} {compiled.exit_code}"))
     return found.items
 
@@ -105,19 +113,46 @@ def exceptions_match(eager: ExceptionInfo | None, compiled: ExceptionInfo | None
     return compiled.is_a(eager.type_name) and compiled.short_type != "InternalTorchDynamoError"
 
 
-def compare_stdout(eager: Stdout | None, compiled: Stdout | None, *,
-                   names: tuple[str, str] = ("eager", "compiled")) -> Divergence | None:
-    """Equal text, or equal text with printed numbers equal to their printed precision."""
-    if eager is None or compiled is None or eager.normalized_digest == compiled.normalized_digest:
-        return None
-    if not eager.truncated and not compiled.truncated and _same_text_with_numbers(eager.head, compiled.head):
-        return None
-    line = _first_differing_line(eager.head, compiled.head, names)
-    return Divergence("stdout", "stdout", "text", line)
+def compare_stdout(eager: Stdout | None, compiled: Stdout | None, *, names: tuple[str, str] = ("eager", "compiled"),
+                   mask: frozenset[str] = frozenset(), stopped: str | None = None,
+                   every_line: bool = False) -> list[Divergence]:
+    """Equal text, or equal text with printed numbers equal to their printed precision.
+
+    Lines are compared one by one: a line whose path ("stdout line 3") is in `mask` is
+    not compared; "stdout" in `mask` masks all of it. `stopped` ("eager" or "compiled"):
+    compare that run's lines with the other run's first lines only. `every_line`: one
+    divergence per differing line (to build a mask), not just the first.
+    """
+    if eager is None or compiled is None or "stdout" in mask:
+        return []
+    if eager.normalized_digest == compiled.normalized_digest or \
+            not (mask or stopped) and not eager.truncated and not compiled.truncated \
+            and _same_text_with_numbers(eager.head, compiled.head):
+        return []
+    one, other = names
+    e_lines, c_lines = eager.head.splitlines(), compiled.head.splitlines()
+    if stopped == "eager":
+        c_lines = c_lines[:len(e_lines)]
+    elif stopped == "compiled":
+        e_lines = e_lines[:len(c_lines)]
+    cut_short = eager.truncated and stopped != "compiled" or compiled.truncated and stopped != "eager"
+    if cut_short or len(e_lines) != len(c_lines):
+        return [Divergence("stdout", "stdout", "text", _first_differing_line(eager.head, compiled.head, names))]
+    found: list[Divergence] = []
+    for i, (x, y) in enumerate(zip(e_lines, c_lines)):
+        where = f"stdout line {i + 1}"
+        if where in mask or x == y or _same_text_with_numbers(x, y):
+            continue
+        found.append(Divergence("stdout", where, "text", f"line {i + 1}: {one} {x[:120]!r}, {other} {y[:120]!r}"))
+        if not every_line:
+            break
+    return found
 
 
 def _compare_call(found: _Collector, e: CallRecord, c: CallRecord, r: CallRecord | None) -> None:
     where = f"call {e.index + 1} ({e.label})"
+    if where in found.mask:
+        return
     one, other = found.names
     if e.label != c.label:
         found.add(Divergence("calls", where, "label", f"{one} called {e.label}, {other} {c.label}"))
@@ -134,12 +169,19 @@ def _compare_call(found: _Collector, e: CallRecord, c: CallRecord, r: CallRecord
 
 
 class _Collector:
-    def __init__(self, names: tuple[str, str]) -> None:
+    def __init__(self, names: tuple[str, str], mask: frozenset[str] = frozenset(),
+                 limit: int = MAX_DIVERGENCES) -> None:
         self.items: list[Divergence] = []
         self.names = names
+        self.mask = mask
+        self.limit = limit
+
+    @property
+    def full(self) -> bool:
+        return len(self.items) >= self.limit
 
     def add(self, divergence: Divergence) -> None:
-        if len(self.items) < MAX_DIVERGENCES:
+        if not self.full and divergence.where not in self.mask:
             self.items.append(divergence)
 
     def values(self, observation: str, where: str, e: Value, c: Value, r: Value) -> None:
@@ -153,7 +195,7 @@ def _walk(found: _Collector, obs: str, where: str, path: str, e: Any, c: Any, r:
     def diverge(aspect: str, detail: str, numeric: bool = False) -> None:
         found.add(Divergence(obs, here, aspect, detail, numeric, _value_kind(e)))
 
-    if len(found.items) >= MAX_DIVERGENCES:
+    if found.full or here in found.mask:
         return
     if type(e) is not type(c):
         diverge("type", f"{one} {_kind(e)}, {other} {_kind(c)}")

@@ -17,7 +17,6 @@ from typing import Any
 
 from mutator import storage
 from mutator.check import CheckResult
-from mutator.features import normalize_reason
 from mutator.mutation.operator import family_of
 from mutator.observation import Outcome
 from mutator.verdict import Verdict
@@ -26,7 +25,10 @@ MAX_STORED_HITS = 1000  # provenance kept per finding; the count goes on beyond
 MAX_VARIANTS = 16  # programs kept per finding, one per distinct trigger
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.]+")
 SEVERITY = {  # TAXONOMY.md, "Symptoms": what is not a frontend bug is kept apart
-    Verdict.FULLGRAPH_BREAK: "low: Dynamo refuses the program under fullgraph=True (a graph break, not a wrong result)",
+    Verdict.FULLGRAPH_BREAK: "low: Dynamo refuses a graph break where the program asked for none (fullgraph=True, "
+                             "nopython=True or error_on_graph_break(True)): a graph break, not a wrong result",
+    Verdict.SPECIALIZATION: "low: recompiles that documented specialisation explains (a Python scalar or attribute "
+                            "that changes on every call, identity guards on fresh objects): not a wrong result",
     Verdict.BACKEND_FAILURE: "out of scope: the backend failed, not the frontend; check whether backend='eager' fails too",
 }
 
@@ -51,11 +53,8 @@ class Signature:
             observed = ":".join(p for p in (divergence.observation, divergence.aspect, divergence.kind) if p) \
                 if divergence else ""
             return cls(verdict.name, exception=swallowed, observation=observed)
-        if verdict is Verdict.RECOMPILE_STORM:
-            stats = result.compiled.observation.compile
-            reasons = stats.recompile_reasons if stats else ()
-            limit = "limit" if stats and stats.recompile_limit_hit else "repeat"
-            return cls(verdict.name, location=f"{limit}:{normalize_reason(reasons[-1]) if reasons else ''}")
+        if verdict in (Verdict.RECOMPILE_STORM, Verdict.SPECIALIZATION):
+            return cls(verdict.name, location=judgement.key)
         if verdict is Verdict.HANG:
             return cls(verdict.name)
         if exc is None:  # died by a signal, exited, ran out of memory

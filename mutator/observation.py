@@ -67,7 +67,9 @@ class Recompile:
     """A recompilation Dynamo did during a call: which code object, and the guard that failed."""
 
     code: str  # "forward@model.py:12"
-    reason: str
+    reason: str  # the failing guard: "L['x'].size()[0] == 3"
+    hint: str = ""  # Dynamo's own HINT for this guard, when it gives one
+    limit: bool = False  # this compilation was refused: the code object hit the recompile limit
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,11 +83,25 @@ class CallRecord:
     result: Value = None
     exception: ExceptionInfo | None = None
     program_state: Value = None  # the program's globals after the call
-    signature: str = ""  # digest of input metadata and state before the call
-    exact_signature: str = ""  # the same with tensor values included
+    signature: str = ""  # digest of the state before the call, tensor values left out
+    exact_signature: str = ""  # the whole state before the call: inputs, the compiled target, modes, RNG, globals
     compiles: int = 0  # Dynamo compilations started during this call
     recompiles: tuple[Recompile, ...] = ()
     resets: int = 0  # torch._dynamo.reset() calls the program made before this call ended
+    error_on_graph_break: bool = False  # torch._dynamo.error_on_graph_break's setting when the call began
+    test: str = ""  # the unittest test running when the call was made ("Tests.test_add"), if any
+
+
+@dataclass(frozen=True, slots=True)
+class TestOutcome:
+    """One unittest test (or subtest) of a program that runs its own tests."""
+
+    __test__ = False  # a data class, not a test for pytest to collect
+
+    test: str  # "Tests.test_add"
+    status: str  # pass, fail, error, skip, xfail, xpass
+    exception: ExceptionInfo | None = None
+    from_call: int | None = None  # the recorded call the test's exception escaped from, if it did
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +110,7 @@ class Stdout:
     length: int
     digest: str  # of the whole stream
     normalized_digest: str  # after blanking addresses (0x7f...)
+    withheld: int = 0  # characters left out: the program printing compiler state (frame counts, counters)
 
     @property
     def truncated(self) -> bool:
@@ -125,8 +142,10 @@ class Observation:
     state_error: ExceptionInfo | None = None
     stdout: Stdout | None = None
     uncaught: ExceptionInfo | None = None  # the exception that escaped the program
+    uncaught_call: int | None = None  # the recorded call it escaped from; None: raised outside any call
     exit_code: int | None = None  # sys.exit's code, when the program called it
     compile: CompileStats | None = None
+    tests: tuple[TestOutcome, ...] = ()  # unittest results, for programs that run their own tests
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,6 +162,7 @@ class ExecResult:
     detail: str = ""  # a human sentence for TIMEOUT, MEMORY, SIGNALLED, LOST
     stderr_tail: str = ""  # the end of the child's stderr (faulthandler's dump on a crash)
     features: frozenset[int] = frozenset()
+    worker: int | None = None  # pid of the warm worker that ran it
 
     @property
     def uncaught(self) -> ExceptionInfo | None:

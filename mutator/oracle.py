@@ -2,21 +2,34 @@
 
 Pure and torch-free: it reads two `ExecResult`s (and optionally a float64 reference run)
 and returns a `Judgement`. Running, re-running and confirming is `mutator.check`'s job.
+
+Other people's programs check themselves, so their own checks are evidence too. A
+program-level failure of the eager run (outside any call through the compiled function:
+a top-level `assert` on frame counts, `assertRaises(Unsupported)`) happens because the
+eager run does not compile; when every call both runs made agrees, such a program is
+judged by its own result under compilation. A check of the program's own that fails
+only when compiled is a wrong result (`MISMATCH`), not a crash. A program that runs its
+own unittest tests is judged test by test, the same way.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
+import dataclasses
 from dataclasses import dataclass
 
+from mutator.breaks import BreakMode, BreakRegions
 from mutator.compare import Divergence, compare_observations, exceptions_match
-from mutator.observation import CallRecord, ExecResult, Observation, Outcome
+from mutator.observation import CallRecord, ExecResult, Observation, Outcome, TestOutcome
+from mutator.program import Program
+from mutator.storms import recompile_storm
 from mutator.values import ExceptionInfo
 from mutator.verdict import Verdict
 
 BACKEND_FAILED = "BackendCompilerFailed"
 UNSUPPORTED = "Unsupported"
-STORM_META_REPEATS = 3  # recompiles on calls with already-seen input metadata before it is a storm
+EXPLICIT_BREAK = "Call to `torch._dynamo.graph_break()`"  # the gb_type of a break the program asks for
+CHECK, COMPILER_CHECK = "check", "compiler"  # ExceptionInfo.check (runtime.checks)
+_FAILED_TESTS = ("fail", "error")
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,46 +40,152 @@ class Judgement:
     eager_exception: ExceptionInfo | None = None  # eager's, for INVALID and swallowed errors
     divergence: Divergence | None = None  # the first divergence behind a MISMATCH
     numeric: bool = False  # every divergence is a float difference a float64 run could explain
+    key: str = ""  # for storms and specialisation: how it was found and the guard-failure kind
+    masked: tuple[str, ...] = ()  # paths not compared: run-specific values (see check.Checker)
+
+
+@dataclass(frozen=True, slots=True)
+class Stop:
+    """How a run stopped at program level: an exception raised outside any compiled call, or sys.exit."""
+
+    exception: ExceptionInfo | None
+    exit_code: int | None = None
+
+    def describe(self, program: str) -> str:
+        if self.exception is None:
+            return f"sys.exit({self.exit_code})"
+        return self.exception.one_line() + _where(self.exception, program)
+
+    def same_as(self, other: Stop, program: str) -> bool:
+        if (self.exception is None) != (other.exception is None):
+            return False
+        if self.exception is None or other.exception is None:
+            return self.exit_code == other.exit_code
+        return self.exception.type_name == other.exception.type_name and \
+            _own_line(self.exception, program) == _own_line(other.exception, program)
 
 
 class Oracle:
-    """Rules in order: eager failures, how the compiled run ended, call by call, storms."""
+    """Rules in order: eager failures, how the compiled run ended, call by call, the program's
+    own checks, storms."""
 
-    def judge(self, eager: ExecResult, compiled: ExecResult, reference: ExecResult | None = None) -> Judgement:
-        if eager.outcome.failed:
-            return self._eager_failed(eager, compiled)
+    def judge(self, eager: ExecResult, compiled: ExecResult, reference: ExecResult | None = None, *,
+              mask: frozenset[str] = frozenset(), program: Program | None = None) -> Judgement:
+        context = _Context(program, compiled.observation)
+        if eager.observation.tests or compiled.observation.tests:
+            judgement = _judge_tests(self, eager, compiled, reference, mask, context)
+        else:
+            judgement = self._judge_run(eager, compiled, reference, mask, context)
+        if judgement.verdict is Verdict.PASS:
+            storm = recompile_storm(compiled.observation)
+            if storm is not None:
+                judgement = Judgement(storm.verdict, storm.reason, key=storm.key)
+        return dataclasses.replace(judgement, masked=tuple(sorted(mask)))
+
+    def run_specific(self, first: ExecResult, second: ExecResult) -> tuple[frozenset[str], str]:
+        """Where two eager runs of one program differ: (the paths to mask, '') when only
+        values that differ by nature differ, or (empty, why) when the program is unstable:
+        its outcome, its exceptions, its calls, or what a compiled call returns or mutates."""
+        if first.outcome is not second.outcome:
+            return frozenset(), (f"two eager runs disagree: first {first.outcome.value} ({first.detail}), "
+                                 f"then {second.outcome.value} ({second.detail})")
+        if not exceptions_match(first.uncaught, second.uncaught):
+            return frozenset(), "two eager runs raised different exceptions"
+        if [(t.test, t.status) for t in first.observation.tests] != \
+                [(t.test, t.status) for t in second.observation.tests]:
+            return frozenset(), "two eager runs disagree on which tests pass"
+        divergences = compare_observations(first.observation, second.observation,
+                                           names=("first eager run", "second"), limit=4096)
+        unstable = next((d for d in divergences if d.observation in _RUN_SPECIFIC_NEVER), None)
+        if unstable is not None:
+            return frozenset(), f"two eager runs disagree: {unstable}"
+        if len(divergences) >= 4096:
+            return frozenset(), "two eager runs disagree in too many places"
+        return frozenset(d.where for d in divergences), ""
+
+    def _judge_run(self, eager: ExecResult, compiled: ExecResult, reference: ExecResult | None,
+                   mask: frozenset[str], context: _Context) -> Judgement:
+        eager_stop = program_stop(eager)
+        if eager.outcome.failed and eager_stop is None:
+            return self._eager_failed(eager, compiled, context)
         ended = self._compiled_ended(compiled)
         if ended is not None:
             return ended
+        refusals: list[str] = []
         for e, c in zip(eager.observation.calls, compiled.observation.calls):
-            if not exceptions_match(e.exception, c.exception):
-                return self._call_exception(e, c, compiled.observation)
+            if exceptions_match(e.exception, c.exception):
+                continue
+            mode = context.mode(c)
+            if eager_stop is not None and e.exception is None and c.exception is not None \
+                    and c.exception.involves(UNSUPPORTED) and mode.errors:
+                refusals.append(f"call {c.index + 1}: Unsupported under {mode.why}")
+                mask = mask | {f"call {c.index + 1} ({c.label})"}  # the refusal the program checks for itself
+                continue
+            return self._call_exception(e, c, context)
+        compiled_stop = program_stop(compiled)
+        stopped = "eager" if eager_stop is not None else "compiled" if compiled_stop is not None else None
         ref = reference.observation if reference is not None and reference.outcome is Outcome.COMPLETED else None
-        divergences = compare_observations(eager.observation, compiled.observation, ref)
+        divergences = compare_observations(eager.observation, compiled.observation, ref, mask=mask, stopped=stopped)
         if divergences:
             first = divergences[0]
             more = f" (and {len(divergences) - 1} more)" if len(divergences) > 1 else ""
-            return Judgement(Verdict.MISMATCH, f"{first}{more}", divergence=first,
+            check = compiled_stop.exception if compiled_stop is not None and eager_stop is None else None
+            also = f"; then the program's own check failed: {check.one_line()}{_where(check, context.name)}" \
+                if check is not None and check.check == CHECK else ""
+            return Judgement(Verdict.MISMATCH, f"{first}{more}{also}", divergence=first, exception=check,
                              numeric=all(d.numeric for d in divergences))
-        storm = recompile_storm(compiled.observation)
-        if storm:
-            return Judgement(Verdict.RECOMPILE_STORM, storm)
+        if eager_stop is not None:
+            return self._by_own_checks(eager_stop, compiled, context, refusals)
+        if compiled_stop is not None:
+            return self._compiled_stopped(compiled_stop, context)
         return Judgement(Verdict.PASS, "compiled matches eager")
 
-    def same_eager(self, first: ExecResult, second: ExecResult) -> Divergence | None:
-        """None when two eager runs agree; otherwise where they differ."""
-        if first.outcome is not second.outcome:
-            return Divergence("outcome", "run", "outcome",
-                              f"first {first.outcome.value} ({first.detail}), then {second.outcome.value} ({second.detail})")
-        if not exceptions_match(first.uncaught, second.uncaught):
-            return Divergence("exception", "run", "exception", "the two eager runs raised different exceptions")
-        divergences = compare_observations(first.observation, second.observation,
-                                           names=("first eager run", "second"))
-        return divergences[0] if divergences else None
+    def _by_own_checks(self, eager_stop: Stop, compiled: ExecResult, context: _Context,
+                       refusals: list[str]) -> Judgement:
+        """The eager run stopped at program level and every call agrees: the program's own
+        checks under compilation decide."""
+        what = eager_stop.describe(context.name)
+        if compiled.outcome is Outcome.COMPLETED:
+            expects = f"; it expects Dynamo to refuse ({', '.join(refusals)})" if refusals else ""
+            return Judgement(Verdict.PASS, f"the program's own checks decide: its eager run stopped at {what}, "
+                                           f"outside any compiled call (nothing compiles there){expects}; under "
+                                           "compilation every check passes", eager_exception=eager_stop.exception)
+        compiled_stop = program_stop(compiled)
+        if compiled_stop is not None and compiled_stop.same_as(eager_stop, context.name):
+            return Judgement(Verdict.INVALID, f"the program's own check fails in both runs: {what}",
+                             eager_exception=eager_stop.exception, exception=compiled_stop.exception)
+        if compiled_stop is not None:
+            return self._compiled_stopped(compiled_stop, context, eager_stopped=what)
+        failing = compiled.observation.uncaught_call
+        calls = compiled.observation.calls
+        if failing is not None and failing < len(calls) and calls[failing].exception is not None:
+            return self._call_exception(None, calls[failing], context)
+        return Judgement(Verdict.INVALID, f"eager stopped at {what}; compiled {compiled.detail or 'failed'}")
 
-    def _eager_failed(self, eager: ExecResult, compiled: ExecResult) -> Judgement:
+    def _compiled_stopped(self, stop: Stop, context: _Context, eager_stopped: str = "") -> Judgement:
+        """The compiled run stopped at program level where the eager run did not stop (there)."""
+        besides = f" (its eager run stopped earlier, at {eager_stopped})" if eager_stopped else ""
+        if stop.exception is None:
+            divergence = Divergence("exit", "sys.exit", "value", f"the compiled run called sys.exit({stop.exit_code})")
+            return Judgement(Verdict.MISMATCH, f"the program's own check failed only when compiled: it called "
+                                               f"sys.exit({stop.exit_code}){besides}", divergence=divergence)
+        exc = stop.exception
+        if exc.check == CHECK:
+            return _own_check_failed(exc, "the program's own check failed only when compiled", context.name, besides)
+        if exc.check == COMPILER_CHECK:
+            return Judgement(Verdict.INVALID, f"the program's check of compiler behaviour does not hold under "
+                                              f"compilation: {stop.describe(context.name)}{besides}", exception=exc)
+        return classify_exception(exc, context.mode(None, exc), "the compiled run raised")
+
+    def _eager_failed(self, eager: ExecResult, compiled: ExecResult, context: _Context) -> Judgement:
+        """The eager run failed inside a call, or by timeout, signal or memory: the program is
+        invalid, unless the compiled run went on as if nothing had been raised."""
         eager_exc = eager.uncaught
         what = eager_exc.one_line() if eager_exc else eager.detail
+        failing = eager.observation.uncaught_call
+        calls = compiled.observation.calls
+        if failing is not None and failing < len(calls) and calls[failing].exception is None:
+            return self._call_exception(eager.observation.calls[failing], calls[failing], context)
         if compiled.outcome is Outcome.COMPLETED and eager.outcome in (Outcome.RAISED, Outcome.EXITED):
             return Judgement(Verdict.MISMATCH, f"eager {eager.detail or what}, but the compiled run completed",
                              eager_exception=eager_exc,
@@ -87,85 +206,155 @@ class Oracle:
                              exception=compiled.uncaught)
         if outcome is Outcome.LOST:
             return Judgement(Verdict.UNSTABLE, f"compiled run lost: {compiled.detail}")
-        if outcome is Outcome.EXITED:
+        if outcome is Outcome.EXITED and program_stop(compiled) is None:
             return Judgement(Verdict.CRASH, f"compiled run {compiled.detail}; eager finished")
-        if outcome is Outcome.RAISED and compiled.uncaught is not None:
-            failing = _failing_call(compiled.observation)
-            if failing is None or failing.exception is None:
-                return classify_exception(compiled.uncaught, _fullgraph(compiled.observation, None),
-                                          "the compiled run raised")
         return None
 
-    def _call_exception(self, e: CallRecord, c: CallRecord, observation: Observation) -> Judgement:
-        where = f"call {e.index + 1} ({e.label})"
+    def _call_exception(self, e: CallRecord | None, c: CallRecord, context: _Context) -> Judgement:
+        where = f"call {c.index + 1} ({c.label})"
+        eager_exc = e.exception if e is not None else None
         if c.exception is None:
-            assert e.exception is not None
+            assert eager_exc is not None
             return Judgement(Verdict.MISMATCH,
-                             f"{where}: compiled returned normally where eager raised {e.exception.one_line()}",
-                             eager_exception=e.exception,
+                             f"{where}: compiled returned normally where eager raised {eager_exc.one_line()}",
+                             eager_exception=eager_exc,
                              divergence=Divergence("exception", where, "exception", "compiled swallowed an exception"))
-        context = f"{where} raised" + (f" where eager raised {e.exception.short_type}" if e.exception else "")
-        judgement = classify_exception(c.exception, _fullgraph(observation, c.label), context)
-        return Judgement(judgement.verdict, judgement.reason, exception=c.exception, eager_exception=e.exception)
+        if eager_exc is None and c.exception.check == CHECK:
+            return _own_check_failed(c.exception, f"{where}: the program's own check failed only when compiled",
+                                     context.name)
+        if eager_exc is None and c.exception.check == COMPILER_CHECK:
+            return Judgement(Verdict.INVALID, f"{where}: the program's check of compiler behaviour does not hold "
+                                              f"under compilation: {c.exception.one_line()}", exception=c.exception)
+        context_text = f"{where} raised" + (f" where eager raised {eager_exc.short_type}" if eager_exc else "")
+        judgement = classify_exception(c.exception, context.mode(c), context_text)
+        return dataclasses.replace(judgement, exception=c.exception, eager_exception=eager_exc)
 
 
-EXPLICIT_BREAK = "Call to `torch._dynamo.graph_break()`"  # the gb_type of a break the program asks for
-
-
-def classify_exception(exc: ExceptionInfo, fullgraph: bool, context: str) -> Judgement:
+def classify_exception(exc: ExceptionInfo, mode: BreakMode, context: str) -> Judgement:
     """An exception that only the compiled run raised: which kind of finding it is."""
     if exc.involves(BACKEND_FAILED):
         return Judgement(Verdict.BACKEND_FAILURE, f"{context} {exc.one_line()}", exception=exc)
-    if fullgraph and exc.involves(UNSUPPORTED):
+    if exc.involves(UNSUPPORTED) and mode.errors:
         if exc.gb_type == EXPLICIT_BREAK:
             # The program asks for a break and for no breaks: Dynamo is right to refuse.
-            return Judgement(Verdict.INVALID, f"{context} Unsupported: fullgraph=True and the program calls "
+            return Judgement(Verdict.INVALID, f"{context} Unsupported: {mode.why} and the program calls "
                                               "torch._dynamo.graph_break() itself", exception=exc)
         gb = f" [{exc.gb_type}]" if exc.gb_type else ""
-        return Judgement(Verdict.FULLGRAPH_BREAK, f"{context} Unsupported under fullgraph=True{gb}", exception=exc)
+        return Judgement(Verdict.FULLGRAPH_BREAK, f"{context} Unsupported under {mode.why}{gb}", exception=exc)
+    if exc.involves(UNSUPPORTED) and mode.allowed_again:
+        return Judgement(Verdict.CRASH, f"{context} {exc.one_line()}: a graph break escaped from {mode.why}",
+                         exception=exc)
     where = f" (in {exc.dynamo_frame})" if exc.in_dynamo else ""
     return Judgement(Verdict.CRASH, f"{context} {exc.one_line()}{where}", exception=exc)
 
 
-def recompile_storm(observation: Observation) -> str:
-    """Why this compiled run recompiled more than its inputs warrant, or '' when it did not.
-
-    A recompile on a call whose inputs, program globals and global torch state equal an
-    earlier call's exactly (tensor values included) is never warranted. On calls equal in
-    metadata only (tensor values differ), data-dependent specialisation warrants a couple
-    per code object (automatic dynamic, 0/1 specialisation), so a storm takes
-    STORM_META_REPEATS recompiles of one code object. Hitting the recompile limit is one.
-    """
-    stats = observation.compile
-    if stats is not None and stats.recompile_limit_hit:
-        last = stats.recompile_reasons[-1] if stats.recompile_reasons else "unknown"
-        return f"hit Dynamo's recompile limit after {stats.compiles} compilations (last guard failure: {last})"
-    exact_seen: dict[tuple[str, int], set[str]] = defaultdict(set)
-    meta_seen: dict[tuple[str, int], set[str]] = defaultdict(set)
-    meta_repeats: dict[str, list[str]] = defaultdict(list)
-    for call in observation.calls:
-        key = (call.label, call.resets)  # after torch._dynamo.reset(), compiling again is expected
-        if call.recompiles and call.signature:
-            if call.exact_signature in exact_seen[key]:
-                return (f"{call.label} recompiled on a call with the same inputs and state as an earlier call "
-                        f"(guard failure: {call.recompiles[0].reason})")
-            if call.signature in meta_seen[key]:
-                for recompile in call.recompiles:
-                    meta_repeats[recompile.code].append(recompile.reason)
-        exact_seen[key].add(call.exact_signature)
-        meta_seen[key].add(call.signature)
-    for code, reasons in meta_repeats.items():
-        if len(reasons) >= STORM_META_REPEATS:
-            return (f"{code} recompiled {len(reasons)} times on calls with the same input shapes and state "
-                    f"(first guard failure: {reasons[0]})")
-    return ""
+def program_stop(run: ExecResult) -> Stop | None:
+    """How the run stopped at program level, or None when it did not (it completed, a
+    compiled call's exception escaped, or it ended by a signal, timeout or memory)."""
+    observation = run.observation
+    if run.outcome is Outcome.RAISED and observation.uncaught is not None and observation.uncaught_call is None:
+        return Stop(observation.uncaught)
+    if run.outcome is Outcome.EXITED and observation.exit_code not in (None, 0):
+        return Stop(None, observation.exit_code)
+    return None
 
 
-def _failing_call(observation: Observation) -> CallRecord | None:
-    return next((c for c in reversed(observation.calls) if c.exception is not None), None)
+class _Context:
+    """What judging one program needs besides its runs: its name, break settings, compile options."""
+
+    def __init__(self, program: Program | None, compiled: Observation) -> None:
+        self.name = program.name if program is not None else ""
+        self._regions = BreakRegions.of(program.name, program.source) if program is not None else None
+        self._compiled = compiled.compiled
+
+    def mode(self, call: CallRecord | None, exc: ExceptionInfo | None = None) -> BreakMode:
+        """Whether graph breaks were errors where `call`'s exception (or `exc`) broke."""
+        exc = exc if exc is not None else call.exception if call is not None else None
+        label = call.label if call is not None else None
+        fullgraph = any(c.fullgraph for c in self._compiled if label is None or c.label == label)
+        at_call = call.error_on_graph_break if call is not None else False
+        stack = exc.user_stack if exc is not None else ()
+        dynamo_says = exc.error_on_graph_break if exc is not None else None
+        if self._regions is None:
+            return BreakRegions("", "").mode(fullgraph=fullgraph, at_call=at_call, user_stack=(),
+                                             dynamo_says=dynamo_says)
+        return self._regions.mode(fullgraph=fullgraph, at_call=at_call, user_stack=stack, dynamo_says=dynamo_says)
 
 
-def _fullgraph(observation: Observation, label: str | None) -> bool:
-    if label is None:
-        return any(c.fullgraph for c in observation.compiled)
-    return any(c.fullgraph for c in observation.compiled if c.label == label)
+def _judge_tests(oracle: Oracle, eager: ExecResult, compiled: ExecResult, reference: ExecResult | None,
+                 mask: frozenset[str], context: _Context) -> Judgement:
+    """A program that runs its own unittest tests: each test (and the module around them)
+    is judged like a program of its own; the most severe judgement stands."""
+    e_tests = {t.test: t for t in eager.observation.tests}
+    c_tests = {t.test: t for t in compiled.observation.tests}
+    same_outcomes = [(t.test, t.status) for t in eager.observation.tests] == \
+        [(t.test, t.status) for t in compiled.observation.tests]
+    judgements: list[tuple[str, Judgement]] = []
+    module = (_unit(eager, "", None, keep_output=same_outcomes), _unit(compiled, "", None, keep_output=same_outcomes))
+    judgements.append(("", oracle._judge_run(*module, _unit(reference, "", None) if reference else None,
+                                             mask, context)))
+    for name in dict.fromkeys([*e_tests, *c_tests]):
+        e, c = e_tests.get(name), c_tests.get(name)
+        if e is None or c is None:
+            judgements.append((name, Judgement(Verdict.MISMATCH, f"test {name} ran in one run only",
+                                               divergence=Divergence("tests", name, "missing", "ran in one run only"))))
+            continue
+        if e.status not in (*_FAILED_TESTS, "pass") or c.status not in (*_FAILED_TESTS, "pass"):
+            if e.status != c.status:
+                judgements.append((name, Judgement(Verdict.MISMATCH, f"test {name}: eager {e.status}, compiled "
+                                                   f"{c.status}", divergence=Divergence("tests", name, "status",
+                                                                                       f"{e.status} vs {c.status}"))))
+            continue
+        ref_unit = _unit(reference, name, None) if reference is not None else None
+        judgements.append((name, oracle._judge_run(_unit(eager, name, e), _unit(compiled, name, c), ref_unit,
+                                                   mask, context)))
+    # the most severe; among passes, one that the program's own checks decided says more
+    name, worst = max(judgements, key=lambda item: (_severity(item[1].verdict), item[1].eager_exception is not None))
+    if not name:
+        return worst
+    return dataclasses.replace(worst, reason=f"test {name}: {worst.reason}")
+
+
+def _unit(run: ExecResult, test: str, outcome: TestOutcome | None, *, keep_output: bool = False) -> ExecResult:
+    """One test of a unittest program (or, with test "", the module around them) as a run of its own."""
+    observation = run.observation
+    calls = tuple(c for c in observation.calls if c.test == test)
+    if test:
+        failed = outcome is not None and outcome.status in _FAILED_TESTS
+        unit = Observation(calls=calls, compiled=observation.compiled, compile=observation.compile,
+                           uncaught=outcome.exception if failed and outcome else None,
+                           uncaught_call=outcome.from_call if failed and outcome else None)
+        return dataclasses.replace(run, observation=unit, outcome=Outcome.RAISED if failed else Outcome.COMPLETED,
+                                   detail="")
+    unit = dataclasses.replace(observation, calls=calls, tests=(), exit_code=None,
+                               stdout=observation.stdout if keep_output else None)
+    outcome_ = Outcome.COMPLETED if run.outcome is Outcome.EXITED and observation.exit_code is not None else run.outcome
+    return dataclasses.replace(run, observation=unit, outcome=outcome_)
+
+
+def _severity(verdict: Verdict) -> tuple[int, int]:
+    """Bugs outrank low-severity findings, which outrank INVALID, UNSTABLE and PASS."""
+    if verdict.is_frontend_bug:
+        return (3, -int(verdict))
+    if verdict.is_finding:
+        return (2, -int(verdict))
+    return (1, int(verdict))
+
+
+def _own_check_failed(exc: ExceptionInfo, what: str, program: str, besides: str = "") -> Judgement:
+    return Judgement(Verdict.MISMATCH, f"{what}: {exc.one_line()}{_where(exc, program)}{besides}", exception=exc,
+                     divergence=Divergence("check", "the program's own check", "check", exc.one_line()))
+
+
+def _own_line(exc: ExceptionInfo, program: str) -> int | None:
+    own = [f for f in exc.frames if f.filename == program] if program else list(exc.frames)
+    return own[-1].lineno if own else None
+
+
+def _where(exc: ExceptionInfo, program: str) -> str:
+    """ (prog.py:12): the innermost line of the program's own where `exc` was raised."""
+    own = [f for f in exc.frames if f.filename == program] if program else list(exc.frames)
+    return f" ({own[-1].filename}:{own[-1].lineno})" if own else ""
+
+
+_RUN_SPECIFIC_NEVER = frozenset({"calls", "exception", "result", "args", "kwargs", "exit", "tests"})

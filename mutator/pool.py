@@ -37,6 +37,7 @@ class PoolError(RuntimeError):
 class _Pending:
     job: Job
     future: Future[ExecResult]
+    avoid: int | None = None  # a worker's pid that should not take this job
 
 
 class WorkerPool:
@@ -71,12 +72,15 @@ class WorkerPool:
         for thread in self._threads:
             thread.start()
 
-    def submit(self, program: Program, mode: Mode, config: RunConfig | None = None) -> Future[ExecResult]:
-        """Queue one run; `config` overrides the pool's for this run only."""
+    def submit(self, program: Program, mode: Mode, config: RunConfig | None = None, *,
+               avoid: int | None = None) -> Future[ExecResult]:
+        """Queue one run; `config` overrides the pool's for this run only. `avoid`: the pid of a
+        worker (`ExecResult.worker`) that should not take it, when another one can."""
         if self._closed:
             raise PoolError("the pool is closed")
         future: Future[ExecResult] = Future()
-        self._queue.put(_Pending(Job(next(self._ids), program, mode, config or self.config), future))
+        job = Job(next(self._ids), program, mode, config or self.config)
+        self._queue.put(_Pending(job, future, avoid if self.size > 1 else None))
         return future
 
     def run(self, program: Program, mode: Mode, config: RunConfig | None = None) -> ExecResult:
@@ -98,6 +102,9 @@ class WorkerPool:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    def _another_can_run(self, handle: _Worker) -> bool:
+        return any(h is not handle and h.state in ("idle", "busy") for h in self._handles)
 
     def health(self) -> list[str]:
         """One word per worker: starting, idle, busy, restarting, stopped."""
@@ -125,6 +132,10 @@ class WorkerPool:
             pending = self._queue.get()
             if pending is None:
                 return
+            if pending.avoid is not None and pending.avoid == handle.pid and self._another_can_run(handle):
+                self._queue.put(pending)  # for another worker
+                time.sleep(0.002)
+                continue
             if not pending.future.set_running_or_notify_cancel():
                 continue
             try:
@@ -146,6 +157,10 @@ class _Worker:
     def start(self) -> None:
         if self._proc is None:
             self._start()
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc is not None else None
 
     def execute(self, job: Job) -> ExecResult:
         if self._proc is None:

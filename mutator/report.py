@@ -18,6 +18,7 @@ _STYLES = {
     Verdict.INVALID: "dim",
     Verdict.UNSTABLE: "yellow",
     Verdict.FULLGRAPH_BREAK: "magenta",
+    Verdict.SPECIALIZATION: "magenta",
     Verdict.BACKEND_FAILURE: "magenta",
 }
 
@@ -45,6 +46,9 @@ def check_to_json(result: CheckResult) -> dict[str, Any]:
         },
         "graph_breaks": list(compiled.graph_breaks) if compiled else [],
         "recompile_reasons": list(compiled.recompile_reasons) if compiled else [],
+        "masked": list(judgement.masked),  # paths not compared: values that differ between two eager runs
+        "tests": [{"test": t.test, "eager": t.status, "compiled": c.status}
+                  for t, c in zip(result.eager.observation.tests, result.compiled.observation.tests)],
         "runs": [_run_json(run) for run in result.runs],
     }
 
@@ -67,4 +71,5 @@ def _exception_json(exc: ExceptionInfo | None) -> dict[str, Any] | None:
         "message": exc.message[:500],
         "gb_type": exc.gb_type,
         "dynamo_frame": str(exc.dynamo_frame) if exc.dynamo_frame else None,
+        "check": exc.check,  # "check" / "compiler": a failing check of the program's own
     }

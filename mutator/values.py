@@ -29,6 +29,7 @@ class TensorValue:
     digest: str  # hash of dtype, shape and raw values: exact equality
     grad: TensorValue | None = None
     alias: str | None = None  # "arg0" etc. when it shares storage with an input of the call
+    marks: tuple[str, ...] = ()  # dynamic-shape marks (mark_dynamic, ...), in state signatures only
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -106,6 +107,9 @@ class ExceptionInfo:
     chain: tuple[str, ...] = ()  # types of the __cause__/__context__ chain, outermost first
     gb_type: str | None = None  # Unsupported's graph-break type
     dynamo_frame: FrameInfo | None = None  # innermost frame inside torch/_dynamo, if any
+    user_stack: tuple[FrameInfo, ...] = ()  # for a graph break: the user frames Dynamo was tracing, innermost last
+    error_on_graph_break: bool | None = None  # Dynamo's error_on_graph_break setting where it broke
+    check: str | None = None  # "check" / "compiler": a failing check of the program's own (runtime.checks)
 
     @property
     def short_type(self) -> str:
@@ -140,7 +144,7 @@ def structure_digest(value: Value, *, with_values: bool) -> str:
 
 def _feed(h: Any, value: Value, with_values: bool) -> None:
     if isinstance(value, TensorValue):
-        h.update(f"T{value.type_name}{value.dtype}{value.shape}{value.requires_grad}{value.device}".encode())
+        h.update(f"T{value.type_name}{value.dtype}{value.shape}{value.requires_grad}{value.device}{value.marks}".encode())
         if with_values:
             h.update(value.digest.encode())
     elif isinstance(value, (SeqValue, SetValue)):

@@ -18,9 +18,10 @@ class Verdict(IntEnum):
     MISMATCH = 3  # values, dtypes, shapes, mutated arguments, side effects, stdout
     CRASH = 4  # an exception eager did not raise, an internal Dynamo error, a signal
     HANG = 5  # the compiled run timed out where eager finished
-    RECOMPILE_STORM = 6  # more compilations than distinct inputs warrant
-    FULLGRAPH_BREAK = 7  # Unsupported under fullgraph=True: low severity
-    BACKEND_FAILURE = 8  # BackendCompilerFailed: a backend bug, not the frontend's
+    RECOMPILE_STORM = 6  # recompiles on calls whose whole state repeats exactly
+    FULLGRAPH_BREAK = 7  # Unsupported where the program asked for no graph breaks: low severity
+    SPECIALIZATION = 8  # recompiles that documented specialisation explains: low severity
+    BACKEND_FAILURE = 9  # BackendCompilerFailed: a backend bug, not the frontend's
 
     @property
     def is_finding(self) -> bool:

@@ -74,10 +74,12 @@ def warm_up(coverage_includes: tuple[str, ...] = ()) -> Ready:
     from torch._dynamo import utils as dynamo_utils
 
     from mutator.observation import RunConfig
-    from mutator.runtime.execute import run_program
+    from mutator.runtime.execute import deterministic_memory, run_program
+    from mutator.runtime.ownership import remember_library_objects
     from mutator.runtime.warmup import WARMUP_PROGRAMS
 
     inductor_config.compile_threads = 1
+    deterministic_memory()
     dynamo_utils.set_compilation_metrics_limit(1_000_000)
     for program in WARMUP_PROGRAMS:
         for mode in (Mode.EAGER, Mode.COMPILED):
@@ -96,6 +98,7 @@ def warm_up(coverage_includes: tuple[str, ...] = ()) -> Ready:
         _tracer.set_baseline(baseline)
     dynamo_utils.counters.clear()
     dynamo_utils.clear_compilation_metrics()
+    remember_library_objects()  # after warm-up: the objects torch made while warming are its own
     gc.collect()
     gc.freeze()  # children then do not touch (and copy) the warm heap when they collect
     return Ready(pid=os.getpid(), torch_version=torch.__version__, warmup_seconds=time.perf_counter() - started)
@@ -289,7 +292,7 @@ def _result(job: Job, frames: list[Any], status: int | None, *, timed_out: bool,
     observation = dataclasses.replace(final if final is not None else Observation(), calls=calls)
     base: dict[str, Any] = dict(
         program=job.program.name, mode=job.mode, observation=observation, seconds=round(seconds, 4),
-        stderr_tail=stderr_tail, features=features,
+        stderr_tail=stderr_tail, features=features, worker=os.getpid(),
     )
     signum = os.WTERMSIG(status) if status is not None and os.WIFSIGNALED(status) else None
     code = os.WEXITSTATUS(status) if status is not None and os.WIFEXITED(status) else None

@@ -7,8 +7,11 @@ from dataclasses import replace
 
 import numpy as np
 
-from mutator.observation import CallRecord, CompiledCallable, CompileStats, ExecResult, Mode, Observation, Outcome, Recompile, Stdout
+from mutator.observation import (CallRecord, CompiledCallable, CompileStats, ExecResult, Mode, Observation, Outcome,
+                                  Recompile, Stdout, TestOutcome)
 from mutator.values import ExceptionInfo, FrameInfo, SeqValue, TensorValue
+
+PROGRAM = "prog.py"  # the name the synthetic runs' programs go by
 
 
 def tensor(values, dtype: str = "torch.float32", *, requires_grad: bool = False, alias: str | None = None,
@@ -22,16 +25,23 @@ def tensor(values, dtype: str = "torch.float32", *, requires_grad: bool = False,
 
 
 def exc(type_name: str, message: str = "boom", *, bases: tuple[str, ...] = ("Exception", "BaseException", "object"),
-        chain: tuple[str, ...] = (), gb_type: str | None = None, dynamo: bool = False) -> ExceptionInfo:
+        chain: tuple[str, ...] = (), gb_type: str | None = None, dynamo: bool = False, line: int | None = None,
+        check: str | None = None, user_stack: tuple[FrameInfo, ...] = (),
+        error_on_graph_break: bool | None = None) -> ExceptionInfo:
+    """An exception as the runtime describes it; `line`: raised at that line of PROGRAM."""
     frame = FrameInfo("torch/_dynamo/symbolic_convert.py", 10, "step") if dynamo else None
-    return ExceptionInfo(type_name, bases, message, (), chain, gb_type, frame)
+    frames = (FrameInfo(PROGRAM, line, "<module>"),) if line is not None else ()
+    return ExceptionInfo(type_name, bases, message, frames, chain, gb_type, frame, user_stack,
+                         error_on_graph_break, check)
 
 
 def call(index: int = 0, *, label: str = "fn", result=None, args=None, exception: ExceptionInfo | None = None,
-         signature: str = "", exact: str = "", recompiles: tuple[Recompile, ...] = ()) -> CallRecord:
+         signature: str = "", exact: str = "", recompiles: tuple[Recompile, ...] = (), test: str = "",
+         error_on_graph_break: bool = False) -> CallRecord:
     return CallRecord(index=index, label=label, args=args if args is not None else SeqValue("tuple", ()),
                       kwargs=None, result=result, exception=exception, signature=signature,
-                      exact_signature=exact, recompiles=recompiles)
+                      exact_signature=exact, recompiles=recompiles, test=test,
+                      error_on_graph_break=error_on_graph_break)
 
 
 def stdout(text: str) -> Stdout:
@@ -41,10 +51,13 @@ def stdout(text: str) -> Stdout:
 
 def run(mode: Mode = Mode.EAGER, *, outcome: Outcome = Outcome.COMPLETED, calls=(), uncaught=None,
         compiled=(), compile_stats: CompileStats | None = None, text: str = "", state=None,
-        detail: str = "") -> ExecResult:
+        detail: str = "", uncaught_call: int | None = None, exit_code: int | None = None,
+        tests: tuple[TestOutcome, ...] = ()) -> ExecResult:
+    """One run; an `uncaught` exception escaped from call `uncaught_call`, or (None) the program raised it."""
     observation = Observation(calls=tuple(calls), compiled=tuple(compiled), stdout=stdout(text), uncaught=uncaught,
-                              state=state, compile=compile_stats)
-    return ExecResult(program="p.py", mode=mode, outcome=outcome, observation=observation, detail=detail)
+                              uncaught_call=uncaught_call, state=state, compile=compile_stats, exit_code=exit_code,
+                              tests=tuple(tests))
+    return ExecResult(program=PROGRAM, mode=mode, outcome=outcome, observation=observation, detail=detail)
 
 
 def compiled_run(**kwargs) -> ExecResult:

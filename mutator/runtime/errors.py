@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import traceback
 
+from mutator.runtime.checks import ProgramSource, classify_check
 from mutator.values import ExceptionInfo, FrameInfo
 
 MAX_FRAMES = 12
@@ -11,8 +12,14 @@ MAX_MESSAGE = 4000
 DYNAMO_DIR = "torch/_dynamo/"
 
 
-def exception_info(exc: BaseException) -> ExceptionInfo:
-    """Describe `exc`, its chain, and the innermost torch/_dynamo frame anywhere in the chain."""
+def exception_info(exc: BaseException, program: ProgramSource | None = None, *, in_call: bool = False) -> ExceptionInfo:
+    """Describe `exc`, its chain, and the innermost torch/_dynamo frame anywhere in the chain.
+
+    For a graph break (an exception carrying Dynamo's `real_stack`) also the user frames
+    Dynamo was tracing and its `error_on_graph_break` setting there; with `program`,
+    whether it is a failing check of the program's own (`in_call`: it escaped from a
+    compiled call).
+    """
     chain = _chain(exc)
     dynamo_frame = None
     for link in reversed(chain):  # the deepest cause holds the innermost frames
@@ -20,6 +27,9 @@ def exception_info(exc: BaseException) -> ExceptionInfo:
         if dynamo_frame is not None:
             break
     gb_type = next((getattr(e, "gb_type", None) for e in chain if getattr(e, "gb_type", None)), None)
+    broken = next((e for e in chain if getattr(e, "real_stack", None)), None)
+    tracer = getattr(broken, "_torch_dynamo_tracer_output", None)
+    error_on_graph_break = getattr(tracer, "error_on_graph_break", None)
     return ExceptionInfo(
         type_name=qualified_name(type(exc)),
         bases=tuple(qualified_name(t) for t in type(exc).__mro__[1:]),
@@ -28,6 +38,9 @@ def exception_info(exc: BaseException) -> ExceptionInfo:
         chain=tuple(qualified_name(type(e)) for e in chain[1:]),
         gb_type=str(gb_type) if gb_type else None,
         dynamo_frame=dynamo_frame,
+        user_stack=_user_stack(broken) if broken is not None else (),
+        error_on_graph_break=error_on_graph_break if isinstance(error_on_graph_break, bool) else None,
+        check=classify_check(exc, program, in_call=in_call),
     )
 
 
@@ -67,6 +80,15 @@ def _frames(exc: BaseException) -> list[FrameInfo]:
         FrameInfo(short_path(frame.f_code.co_filename), lineno or 0, frame.f_code.co_name)
         for frame, lineno in traceback.walk_tb(exc.__traceback__)
     ]
+
+
+def _user_stack(exc: BaseException) -> tuple[FrameInfo, ...]:
+    try:
+        stack = list(exc.real_stack)  # type: ignore[attr-defined]
+    except TypeError:
+        return ()
+    return tuple(FrameInfo(short_path(f.filename), f.lineno or 0, f.name)
+                 for f in stack if hasattr(f, "filename"))[-MAX_FRAMES:]
 
 
 def _innermost_dynamo_frame(exc: BaseException) -> FrameInfo | None:

@@ -10,6 +10,8 @@ import contextlib
 import hashlib
 import io
 import linecache
+import mmap
+import os
 import random
 import re
 import sys
@@ -23,7 +25,9 @@ from torch._dynamo import utils as dynamo_utils
 
 from mutator.observation import CompileStats, Mode, Observation, RunConfig, Stdout
 from mutator.program import Program, ProgramForm
+from mutator.runtime.checks import CompilerPrints, ProgramSource
 from mutator.runtime.errors import exception_info
+from mutator.runtime.ownership import library_bound_names
 from mutator.runtime.session import Session, recompile_reason
 from mutator.runtime.snapshot import snapshot
 
@@ -33,10 +37,15 @@ _ADDRESS = re.compile(r"0x[0-9a-fA-F]{4,}")
 
 
 class BoundedStdout(io.TextIOBase):
-    """sys.stdout for the program: keeps the first `limit` characters, hashes everything."""
+    """sys.stdout for the program: keeps the first `limit` characters, hashes everything.
 
-    def __init__(self, limit: int) -> None:
+    What `withhold()` says is the program printing compiler state is counted, not kept.
+    """
+
+    def __init__(self, limit: int, withhold: Callable[[], bool] | None = None) -> None:
         self._limit = limit
+        self._withhold = withhold
+        self._withheld = 0
         self._head: list[str] = []
         self._kept = 0
         self._length = 0
@@ -53,6 +62,9 @@ class BoundedStdout(io.TextIOBase):
     def write(self, text: str) -> int:
         if not isinstance(text, str):
             raise TypeError(f"write() argument must be str, not {type(text).__name__}")
+        if self._withhold is not None and self._withhold():
+            self._withheld += len(text)
+            return len(text)
         self._length += len(text)
         encoded = text.encode("utf-8", "surrogatepass")
         self._digest.update(encoded)
@@ -69,6 +81,7 @@ class BoundedStdout(io.TextIOBase):
             length=self._length,
             digest=self._digest.hexdigest()[:16],
             normalized_digest=self._normalized.hexdigest()[:16],
+            withheld=self._withheld,
         )
 
 
@@ -78,21 +91,48 @@ def seed_everything(seed: int = 0) -> None:
     np.random.seed(seed)
 
 
+def deterministic_memory() -> None:
+    """`torch.empty` and friends fill new memory (NaN, or the largest integer) instead of
+    leaving whatever the allocator had: uninitialised values differ between processes."""
+    torch.use_deterministic_algorithms(True, warn_only=True)
+    torch.utils.deterministic.fill_uninitialized_memory = True  # type: ignore[attr-defined]
+
+
+def shift_addresses() -> list[Any]:
+    """Allocate a random amount in every small-object size class and one mapping.
+
+    Forked children of one warm worker would otherwise allocate at the same addresses, so
+    `id()`s, thread idents and addresses would agree between two runs on one worker and
+    differ only across workers: run-specific values must differ in every run to be seen
+    as such. Uses os.urandom, never the program's seeded generators.
+    """
+    noise = os.urandom(64)
+    kept: list[Any] = [bytes(16 * size_class + (noise[size_class] % 16)) for size_class in range(32)
+                       for _ in range(noise[32 + size_class] % 48)]
+    kept.append(bytearray(4096 * (1 + noise[0] % 64)))
+    kept.append(mmap.mmap(-1, 4096 * (1 + noise[1] % 255)))
+    return kept
+
+
 def run_program(program: Program, mode: Mode, config: RunConfig, emit: Callable[[object], None]) -> Observation:
     """Execute `program` once; CallRecords go to `emit` as they happen, the rest is returned."""
-    session = Session(mode, config, emit)
-    stdout = BoundedStdout(config.stdout_limit)
+    source = ProgramSource(program.name, program.source)
+    session = Session(mode, config, emit, source, library_bound_names(program.source))
+    stdout = BoundedStdout(config.stdout_limit, CompilerPrints(source))
     name = HARNESS_MODULE if program.form is ProgramForm.HARNESS else "__main__"
     module = types.ModuleType(name)
     module.__file__ = program.name
     session.program_globals = module.__dict__
-    previous_module = sys.modules.get(name)
+    previous_module, previous_argv = sys.modules.get(name), sys.argv
     sys.modules[name] = module
+    sys.argv = [program.name]  # unittest.main() and argparse read it
     linecache.cache[program.name] = (len(program.source), None, program.source.splitlines(True), program.name)
+    shifted = shift_addresses()
     seed_everything()
     returned: Any = None
     state: Any = None
     state_error = uncaught = None
+    uncaught_call: int | None = None
     exit_code: int | None = None
     with session.patched(), contextlib.redirect_stdout(stdout):
         try:
@@ -103,15 +143,18 @@ def run_program(program: Program, mode: Mode, config: RunConfig, emit: Callable[
                     try:
                         state = snapshot(module.state())
                     except Exception as exc:
-                        state_error = exception_info(exc)
+                        state_error = exception_info(exc, source)
         except SystemExit as exc:
             exit_code = _exit_code(exc)
         except BaseException as exc:  # everything the program raises becomes an observation
-            uncaught = exception_info(exc)
+            uncaught = exception_info(exc, source)
+            uncaught_call = session.escaped_from(exc)
+    sys.argv = previous_argv
     if previous_module is not None:
         sys.modules[name] = previous_module
     else:
         sys.modules.pop(name, None)
+    del shifted
     return Observation(
         compiled=tuple(session.compiled),
         returned=snapshot(returned) if returned is not None else None,
@@ -119,8 +162,10 @@ def run_program(program: Program, mode: Mode, config: RunConfig, emit: Callable[
         state_error=state_error,
         stdout=stdout.result(),
         uncaught=uncaught,
+        uncaught_call=uncaught_call,
         exit_code=exit_code,
         compile=compile_stats() if mode is Mode.COMPILED else None,
+        tests=tuple(session.tests),
     )
 
 

@@ -2,45 +2,64 @@
 
 In the eager run `torch.compile(f)` returns a transparent `Recorder` around `f`; in the
 compiled run, a `Recorder` around the real compiled callable. Calling a recorder records
-the call (arguments after the call, result or exception, the program's globals, and
-how many compilations it caused) and streams the record to the worker at once, so a
-crash later in the run loses nothing observed before it.
+the call (arguments after the call, result or exception, the program's globals, the
+whole state it started from, and what Dynamo compiled during it) and streams the record
+to the worker at once, so a crash later in the run loses nothing observed before it.
+Programs that run their own unittest tests have each test's outcome recorded too.
 """
 
 from __future__ import annotations
 
 import contextlib
 import functools
+import hashlib
 import os
+import random
+import re
 import sys
 import types
+import unittest
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import numpy as np
 import torch
 from torch._dynamo import utils as dynamo_utils
 
-from mutator.observation import CallRecord, CompiledCallable, Mode, Recompile, RunConfig
+from mutator.observation import CallRecord, CompiledCallable, Mode, Recompile, RunConfig, TestOutcome
+from mutator.runtime.checks import ProgramSource
 from mutator.runtime.errors import exception_info
 from mutator.runtime.snapshot import signature_of, snapshot
 from mutator.values import OpaqueValue
 
 _INDUCTOR_ONLY_OPTIONS = ("mode", "options")
+_HINT = re.compile(r"\(HINT: (.*?)\)\s*$", re.DOTALL)
+_TEST_STATUSES = {  # unittest.TestResult method -> how the test ended, and where its error is
+    "addSuccess": ("pass", None), "addFailure": ("fail", 1), "addError": ("error", 1), "addSkip": ("skip", None),
+    "addExpectedFailure": ("xfail", None), "addUnexpectedSuccess": ("xpass", None),
+}
 
 
 class Session:
     """The recording state of one run; `emit` sends each finished CallRecord to the worker."""
 
-    def __init__(self, mode: Mode, config: RunConfig, emit: Callable[[object], None]) -> None:
+    def __init__(self, mode: Mode, config: RunConfig, emit: Callable[[object], None],
+                 program: ProgramSource | None = None, library_names: frozenset[str] = frozenset()) -> None:
         self.mode = mode
         self.config = config
         self._emit = emit
+        self.program = program
+        self.library_names = library_names  # program globals bound to torch's or a library's objects
         self.compiled: list[CompiledCallable] = []
         self.calls = 0
         self.depth = 0
         self.resets = 0  # torch._dynamo.reset() calls so far: compiling again after one is expected
         self.program_globals: dict[str, Any] = {}
+        self.tests: list[TestOutcome] = []
+        self.current_test = ""
         self._labels: set[str] = set()
+        self._codes: dict[str, str] = {}  # Dynamo's frame id ("0" of compile id "0/3") -> code key
+        self._escaped: dict[int, tuple[int, BaseException]] = {}  # id(exception) -> (call index, exception)
 
     # -- torch.compile and torch._dynamo.optimize, as the program sees them -----------------
     @contextlib.contextmanager
@@ -54,10 +73,55 @@ class Session:
         torch.compile = functools.partial(self.compile, real_compile)  # type: ignore[assignment]
         torch._dynamo.optimize = functools.partial(self.optimize, real_compile, real_optimize)  # type: ignore[assignment]
         torch._dynamo.reset = counting_reset  # type: ignore[assignment]
+        with self._recording_tests():
+            try:
+                yield
+            finally:
+                torch.compile, torch._dynamo.optimize, torch._dynamo.reset = real_compile, real_optimize, real_reset
+
+    @contextlib.contextmanager
+    def _recording_tests(self) -> Iterator[None]:
+        """Record how each unittest test of the program ends (unittest itself only prints it)."""
+        result_type = unittest.TestResult
+        originals = {name: result_type.__dict__[name] for name in (*_TEST_STATUSES, "addSubTest", "startTest",
+                                                                   "stopTest")}
+
+        def start(result: Any, test: Any) -> Any:
+            self.current_test = _test_id(test)
+            return originals["startTest"](result, test)
+
+        def stop(result: Any, test: Any) -> Any:
+            self.current_test = ""
+            return originals["stopTest"](result, test)
+
+        def recording(name: str) -> Callable[..., Any]:
+            status, err_at = _TEST_STATUSES[name]
+
+            def add(result: Any, test: Any, *rest: Any) -> Any:
+                self._test_outcome(test, status, rest[err_at - 1] if err_at else None)
+                return originals[name](result, test, *rest)
+            return add
+
+        def add_subtest(result: Any, test: Any, subtest: Any, err: Any) -> Any:
+            if err is not None:
+                failed = issubclass(err[0], test.failureException)
+                self._test_outcome(subtest, "fail" if failed else "error", err)
+            return originals["addSubTest"](result, test, subtest, err)
+
+        for name in _TEST_STATUSES:
+            setattr(result_type, name, recording(name))
+        result_type.addSubTest = add_subtest  # type: ignore[method-assign]
+        result_type.startTest, result_type.stopTest = start, stop  # type: ignore[method-assign]
         try:
             yield
         finally:
-            torch.compile, torch._dynamo.optimize, torch._dynamo.reset = real_compile, real_optimize, real_reset
+            for name, original in originals.items():
+                setattr(result_type, name, original)
+
+    def _test_outcome(self, test: Any, status: str, err: Any) -> None:
+        exc = err[1] if isinstance(err, tuple) and len(err) == 3 and isinstance(err[1], BaseException) else None
+        info = exception_info(exc, self.program) if exc is not None else None
+        self.tests.append(TestOutcome(_test_id(test), status, info, self.escaped_from(exc) if exc else None))
 
     def compile(self, real_compile: Callable[..., Any], model: Any = None, /, **kwargs: Any) -> Any:
         if _called_from_torch():  # torch's own use of torch.compile is not the program's
@@ -116,49 +180,67 @@ class Session:
         """Run one outermost call through `recorder` and emit its CallRecord."""
         index = self.calls
         self.calls += 1
-        signature, exact = _safe(lambda: signature_of((args, kwargs, _global_state(), self.globals_view())), ("", ""))
+        entry_state = (_target_state(recorder._target), args, kwargs, _global_state(), self.globals_view())
+        signature, exact = _safe(lambda: signature_of(entry_state), ("", ""))
+        error_on_graph_break = bool(dynamo_utils._get_error_on_graph_break())
         if self.mode is Mode.REFERENCE:
             args, kwargs = _to_float64(args), _to_float64(kwargs)
         compiles_before = len(dynamo_utils.get_compilation_metrics())
+        call = functools.partial(CallRecord, index=index, label=recorder._label, signature=signature,
+                                 exact_signature=exact, error_on_graph_break=error_on_graph_break,
+                                 test=self.current_test)
         try:
             result = recorder._compiled(*args, **kwargs)
         except BaseException as exc:
-            self._emit_call(index, recorder, args, kwargs, signature, exact, compiles_before, exception=exc)
+            self._escaped[id(exc)] = (index, exc)
+            self._emit_call(call, args, kwargs, compiles_before, exception=exc)
             raise
-        self._emit_call(index, recorder, args, kwargs, signature, exact, compiles_before, result=result)
+        self._emit_call(call, args, kwargs, compiles_before, result=result)
         return result
 
-    def _emit_call(self, index: int, recorder: Recorder, args: tuple[Any, ...], kwargs: dict[str, Any],
-                   signature: str, exact: str, compiles_before: int, *, result: Any = None,
-                   exception: BaseException | None = None) -> None:
-        new_metrics = dynamo_utils.get_compilation_metrics()[compiles_before:]
+    def escaped_from(self, exc: BaseException) -> int | None:
+        """The index of the recorded call `exc` escaped from, or None if the program raised it itself."""
+        entry = self._escaped.get(id(exc))
+        return entry[0] if entry is not None and entry[1] is exc else None
+
+    def _emit_call(self, call: Callable[..., CallRecord], args: tuple[Any, ...], kwargs: dict[str, Any],
+                   compiles_before: int, *, result: Any = None, exception: BaseException | None = None) -> None:
+        new_metrics = [m for m in dynamo_utils.get_compilation_metrics()[compiles_before:] if not m.is_runtime]
+        for m in new_metrics:
+            if m.co_name:
+                self._codes.setdefault(_frame_id(m), _code_key(m))
         self._emit(
-            CallRecord(
-                index=index,
-                label=recorder._label,
+            call(
                 args=_safe(lambda: snapshot(args)),
                 kwargs=_safe(lambda: snapshot(kwargs)),
                 result=_safe(lambda: snapshot(result, inputs=args)) if exception is None else None,
-                exception=exception_info(exception) if exception is not None else None,
+                exception=exception_info(exception, self.program, in_call=True) if exception is not None else None,
                 program_state=_safe(lambda: snapshot(self.globals_view())),
-                signature=signature,
-                exact_signature=exact,
                 resets=self.resets,
-                compiles=sum(1 for m in new_metrics if not m.is_runtime),
-                recompiles=tuple(
-                    Recompile(_code_key(m), recompile_reason(m.recompile_reason))
-                    for m in new_metrics
-                    if m.recompile_reason
-                ),
+                compiles=len(new_metrics),
+                recompiles=tuple(self._recompile(m) for m in new_metrics if m.recompile_reason),
             )
         )
 
+    def _recompile(self, metrics: Any) -> Recompile:
+        hint = _HINT.search(metrics.recompile_reason.strip().splitlines()[0]) if metrics.recompile_reason.strip() else None
+        return Recompile(
+            code=self._codes.get(_frame_id(metrics), _code_key(metrics)),
+            reason=recompile_reason(metrics.recompile_reason),
+            hint=" ".join(hint.group(1).split())[:300] if hint else "",
+            limit=metrics.fail_type is not None and "recompile limit" in (metrics.fail_reason or ""),
+        )
+
     def globals_view(self) -> dict[str, Any]:
-        """The program's data globals and its classes' data attributes: what side effects reach."""
+        """The program's data globals and its classes' data attributes: what side effects reach.
+
+        Names the program bound to torch's or a library's objects (`from torch._dynamo.utils
+        import counters`, a logger, ...) are not the program's state and are left out.
+        """
         view: dict[str, Any] = {}
         module_name = self.program_globals.get("__name__")
         for name, value in self.program_globals.items():
-            if name.startswith("__"):
+            if name.startswith("__") or name in self.library_names:
                 continue
             if isinstance(value, Recorder):
                 view[name] = value.__dict__["_target"]
@@ -226,6 +308,11 @@ def _called_from_torch() -> bool:
     return (caller == "torch" or caller.startswith("torch.")) and caller != "torch.nn.modules.module"
 
 
+def _test_id(test: Any) -> str:
+    """"Tests.test_add" for __main__.Tests.test_add (and for a subtest, its description too)."""
+    return _safe(lambda: str(test.id()).split(".", 1)[-1], "?")
+
+
 def _backend_name(backend: Any) -> str:
     if isinstance(backend, str):
         return backend
@@ -236,16 +323,51 @@ def _code_key(metrics: Any) -> str:
     return f"{metrics.co_name}@{os.path.basename(metrics.co_filename or '?')}:{metrics.co_firstlineno}"
 
 
+def _frame_id(metrics: Any) -> str:
+    """Dynamo's id of the code object a compilation was for: "0" of compile id "0/3"."""
+    return str(metrics.compile_id or "").split("/", 1)[0]
+
+
 def _global_state() -> tuple[Any, ...]:
+    """The process-wide state a compiled call may depend on (and Dynamo may guard on)."""
     return (
         dict(os.environ),
         torch.is_grad_enabled(),
         torch.is_inference_mode_enabled(),
         str(torch.get_default_dtype()),
+        str(torch.get_default_device()),
         torch.is_autocast_enabled("cpu"),
         str(torch.get_autocast_dtype("cpu")),
         torch.are_deterministic_algorithms_enabled(),
+        bool(dynamo_utils._get_error_on_graph_break()),
+        _digest(torch.get_rng_state().numpy().tobytes()),
+        _digest(repr(random.getstate()).encode()),
+        _digest(np.random.get_state()[1].tobytes()),
     )
+
+
+def _target_state(target: Any) -> Any:
+    """What a compiled callable carries besides its arguments: a module's state, a function's
+    closure cells and defaults, a bound method's object."""
+    if isinstance(target, torch.nn.Module):
+        return target
+    if isinstance(target, types.MethodType):
+        return (target.__self__, _target_state(target.__func__))
+    if isinstance(target, types.FunctionType):
+        cells = tuple(_cell_contents(cell) for cell in target.__closure__ or ())
+        return (cells, target.__defaults__, target.__kwdefaults__)
+    return None
+
+
+def _cell_contents(cell: types.CellType) -> Any:
+    try:
+        return cell.cell_contents
+    except ValueError:  # an empty cell
+        return None
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.sha1(data).hexdigest()[:16]
 
 
 def _is_data(value: Any) -> bool:

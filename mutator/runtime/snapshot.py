@@ -2,7 +2,10 @@
 
 Only instance dictionaries and slots are read: a snapshot never calls a property, a
 `__getattr__`, `__repr__` or `__eq__` of the program's, so taking it cannot change
-what it observes.
+what it observes. Objects owned by torch or a library (see `ownership`) are kept as
+their type's name only. The same state gives the same tree in every run: a second path
+to an object already taken is a `RefValue` naming the first, and the order in which
+paths are taken never depends on ids or hashes.
 """
 
 from __future__ import annotations
@@ -10,12 +13,15 @@ from __future__ import annotations
 import collections
 import enum
 import hashlib
+import pickle
+import random
 import types
 from typing import Any
 
 import numpy as np
 import torch
 
+from mutator.runtime.ownership import derives_from_infrastructure, library_owned
 from mutator.values import (
     MapValue,
     ObjectValue,
@@ -34,7 +40,10 @@ MAX_ELEMENTS = 200_000  # larger tensors keep an evenly strided sample of this m
 MAX_STR = 4096
 
 _MODULE_INTERNALS = frozenset(torch.nn.Module().__dict__) | {"_compiled_call_impl"}
+_MODULE_REGISTRIES = ("_parameters", "_buffers", "_modules")
+_MODULE_HOOKS = tuple(sorted(name for name in _MODULE_INTERNALS if "hooks" in name))
 _COMPILE_MARKS = ("_is_torch_compile", "_torchdynamo", "_dynamo")  # what torch.compile writes on objects
+_SHAPE_MARKS = ("_dynamo", "_has_dynamo", "_specialize_on")  # mark_dynamic and friends, on tensors
 _OPAQUE_TYPES = (
     types.FunctionType,
     types.BuiltinFunctionType,
@@ -52,13 +61,18 @@ def snapshot(value: Any, *, inputs: tuple[Any, ...] = ()) -> Value:
 
 
 def signature_of(value: Any) -> tuple[str, str]:
-    """(metadata digest, digest with tensor values) of a value: "same inputs" for storms."""
-    tree = snapshot(value)
+    """(metadata digest, digest with tensor values) of a value: "same state" for storms.
+
+    Beyond what comparisons see, it covers what guards may read: dynamic-shape marks on
+    tensors and the hooks registered on modules.
+    """
+    tree = _Snapshotter((), guards=True).take(value, "", 0)
     return structure_digest(tree, with_values=False), structure_digest(tree, with_values=True)
 
 
 class _Snapshotter:
-    def __init__(self, inputs: tuple[Any, ...]) -> None:
+    def __init__(self, inputs: tuple[Any, ...], *, guards: bool = False) -> None:
+        self._guards = guards
         self._seen: dict[int, tuple[str, str]] = {}  # id -> (kind, path) of mutable objects
         self._storages: dict[int, str] = {}
         for i, arg in enumerate(inputs):
@@ -96,6 +110,11 @@ class _Snapshotter:
             return OpaqueValue(_kind(value), _bounded_str(str(value)))
         if "_mutator_recorder" in type(value).__dict__:  # a Recorder: never ask it for attributes
             return OpaqueValue("compiled", object.__getattribute__(value, "_label"))
+        rng = _rng_state(value)
+        if rng is not None:
+            return OpaqueValue(_kind(value), rng)
+        if library_owned(value):
+            return OpaqueValue(_kind(value), "library object")
         if isinstance(value, tuple):  # tuple identity is an implementation detail: no memo
             return self._sequence(value, path, depth)
         if isinstance(value, (list, collections.deque)):
@@ -130,6 +149,7 @@ class _Snapshotter:
                 digest=digest,
                 grad=self._tensor(grad, path + ".grad", depth + 1) if grad is not None else None,
                 alias=self._storages.get(_storage_ptr(t)),
+                marks=_shape_marks(t) if self._guards else (),
             )
 
     def _sequence(self, value: Any, path: str, depth: int) -> SeqValue:
@@ -157,13 +177,25 @@ class _Snapshotter:
         return SetValue(_kind(value), tuple(taken), max(0, len(value) - MAX_ITEMS))
 
     def _module(self, module: torch.nn.Module, path: str, depth: int) -> ObjectValue:
+        """Registered parameters, buffers and submodules, then plain attributes and `training`.
+
+        An instance attribute shadows a registry entry of the same name (it is what
+        `module.name` reads), so the shadowed entry is named by its registry.
+        """
+        own = {name: item for name, item in module.__dict__.items()
+               if name not in _MODULE_INTERNALS and not name.startswith(("__", *_COMPILE_MARKS))}
         fields: list[tuple[str, Value]] = []
-        for group in (module._parameters, module._buffers, module._modules):
-            for name, item in group.items():
-                fields.append((name, self.take(item, f"{path}.{name}", depth + 1)))
-        for name, item in module.__dict__.items():
-            if name not in _MODULE_INTERNALS and not name.startswith(("__", *_COMPILE_MARKS)):
-                fields.append((name, self.take(item, f"{path}.{name}", depth + 1)))
+        for registry in _MODULE_REGISTRIES:
+            for name, item in module.__dict__.get(registry, {}).items():
+                label = f"{registry}[{name!r}]" if name in own else name
+                fields.append((label, self.take(item, f"{path}.{label}", depth + 1)))
+        for name, item in own.items():
+            fields.append((name, self.take(item, f"{path}.{name}", depth + 1)))
+        fields.append(("training", bool(module.__dict__.get("training", True))))
+        if self._guards:
+            hooks = tuple(_qualname(hook) for name in _MODULE_HOOKS
+                          for hook in (module.__dict__.get(name) or {}).values() if callable(hook))
+            fields.append(("<hooks>", SeqValue("hooks", hooks)))
         return ObjectValue(_kind(module), tuple(fields))
 
     def _object(self, obj: Any, path: str, depth: int) -> Value:
@@ -171,6 +203,8 @@ class _Snapshotter:
         attrs = _instance_attrs(obj)
         if attrs is None:
             return OpaqueValue(_kind(obj), "")
+        if derives_from_infrastructure(type(obj)):  # a Thread or TestCase subclass: its base's bookkeeping is not ours
+            attrs = [(name, item) for name, item in attrs if not name.startswith("_")]
         for name, item in attrs:
             fields.append((name, self.take(item, f"{path}.{name}", depth + 1)))
         if isinstance(obj, dict):  # a dict subclass with attributes: keep its items too
@@ -221,6 +255,29 @@ def _tensor_values(t: torch.Tensor) -> tuple[np.ndarray | None, str]:
     arr.setflags(write=False)
     digest = hashlib.sha1(f"{t.dtype}{tuple(t.shape)}".encode() + arr.tobytes()).hexdigest()[:16]
     return arr, digest
+
+
+def _shape_marks(t: torch.Tensor) -> tuple[str, ...]:
+    try:
+        attrs = object.__getattribute__(t, "__dict__")
+    except AttributeError:
+        return ()
+    return tuple(sorted(f"{k}={v!r}" for k, v in attrs.items() if k.startswith(_SHAPE_MARKS)))
+
+
+def _rng_state(value: Any) -> str | None:
+    """A random generator is its state: the same seed and draws give the same digest."""
+    if isinstance(value, torch.Generator):
+        state = value.get_state().numpy().tobytes()
+    elif isinstance(value, random.Random):
+        state = repr(value.getstate()).encode()
+    elif isinstance(value, np.random.RandomState):
+        state = pickle.dumps(value.get_state())
+    elif isinstance(value, np.random.Generator):
+        state = pickle.dumps(value.bit_generator.state)
+    else:
+        return None
+    return "state " + hashlib.sha1(state).hexdigest()[:16]
 
 
 def _numpy_value(kind: str, arr: np.ndarray) -> TensorValue:

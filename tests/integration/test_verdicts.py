@@ -172,7 +172,7 @@ def test_graph_break_without_fullgraph_passes_and_is_counted(checker):
     assert result.compiled.observation.compile.graph_breaks == ("Failed to trace builtin operator",)
 
 
-def test_recompile_limit_is_a_storm(checker):
+def test_recompile_limit_on_a_changing_global_is_documented_specialisation(checker):
     result = check(checker, """
         import torch
         SCALE = 0
@@ -188,8 +188,8 @@ def test_recompile_limit_is_a_storm(checker):
                 outs.append(f(*inputs()))
             return outs
     """)
-    assert result.verdict is Verdict.RECOMPILE_STORM, result.reason
-    assert "recompile limit" in result.reason
+    assert result.verdict is Verdict.SPECIALIZATION, result.reason
+    assert "recompile limit" in result.reason and result.judgement.key == "limit:value"
 
 
 @pytest.mark.parametrize("action,signal_name", [("os.abort()", "SIGABRT"),
@@ -221,7 +221,17 @@ def test_memory_bomb_in_both_runs_is_invalid(checker):
 def test_os_exit_and_sys_exit_are_results(checker):
     exits = check(checker, ONLY_COMPILED.format(action="os._exit(0)"))
     assert exits.verdict is Verdict.CRASH and exits.compiled.outcome is Outcome.EXITED
-    both = check(checker, ONLY_COMPILED.format(action="pass").replace("return out", "sys.exit(3)"))
+    both = check(checker, """
+        import sys
+        import torch
+        def fn(x):
+            return x + 1
+        def inputs():
+            return (torch.ones(3),)
+        def drive(f):
+            f(*inputs())
+            sys.exit(3)
+    """)
     assert both.verdict is Verdict.INVALID and both.eager.observation.exit_code == 3
     clean = check(checker, """
         import sys

@@ -19,7 +19,7 @@ class ScriptedRunner:
         self.queues = {Mode[name.upper()]: list(values) for name, values in results.items()}
         self.asked: list[Mode] = []
 
-    def submit(self, program, mode, config=None):
+    def submit(self, program, mode, config=None, *, avoid=None):
         self.asked.append(mode)
         future = Future()
         future.set_result(self.queues[mode].pop(0))

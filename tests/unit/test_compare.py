@@ -87,10 +87,38 @@ def test_call_count_difference():
 
 
 def test_stdout_numbers_equal_to_printed_precision():
-    assert compare_stdout(stdout("loss 0.1235\n"), stdout("loss 0.1234\n")) is None
-    assert compare_stdout(stdout("tensor([1.0000, 2.5000])"), stdout("tensor([1.0000, 2.5001])")) is None
-    assert compare_stdout(stdout("loss 0.12\n"), stdout("loss 0.15\n")) is not None
-    assert compare_stdout(stdout("a\nb\n"), stdout("a\nc\n")).detail.startswith("line 2")
+    assert compare_stdout(stdout("loss 0.1235\n"), stdout("loss 0.1234\n")) == []
+    assert compare_stdout(stdout("tensor([1.0000, 2.5000])"), stdout("tensor([1.0000, 2.5001])")) == []
+    assert compare_stdout(stdout("loss 0.12\n"), stdout("loss 0.15\n")) != []
+    [line] = compare_stdout(stdout("a\nb\n"), stdout("a\nc\n"))
+    assert line.detail.startswith("line 2") and line.where == "stdout line 2"
+
+
+def test_stdout_lines_are_masked_one_by_one():
+    eager, compiled = stdout("tid 17\nloss 1\ntid 18\n"), stdout("tid 40\nloss 2\ntid 41\n")
+    assert [d.where for d in compare_stdout(eager, compiled, every_line=True)] == \
+        ["stdout line 1", "stdout line 2", "stdout line 3"]
+    [left] = compare_stdout(eager, compiled, mask=frozenset({"stdout line 1", "stdout line 3"}))
+    assert left.where == "stdout line 2"
+    assert compare_stdout(eager, compiled, mask=frozenset({"stdout"})) == []
+
+
+def test_a_run_that_stopped_early_is_compared_with_the_first_part_of_the_other():
+    assert compare_stdout(stdout("a\n"), stdout("a\nb\n"), stopped="eager") == []
+    assert compare_stdout(stdout("a\nb\n"), stdout("a\n"), stopped="eager")[0].where == "stdout"
+    assert compare_stdout(stdout("a\nb\n"), stdout("a\n"), stopped="compiled") == []
+    calls = Observation(calls=(call(0, result=1), call(1, result=2)))
+    assert compare_observations(calls, Observation(calls=(call(0, result=1),)), stopped="compiled") == []
+    assert compare_observations(calls, Observation(calls=(call(0, result=1),)))[0].observation == "calls"
+
+
+def test_masked_value_paths_and_everything_below_them_are_skipped():
+    eager = Observation(calls=(call(result=SeqValue("list", (1, 2))),))
+    compiled = Observation(calls=(call(result=SeqValue("list", (1, 3))),))
+    [d] = compare_observations(eager, compiled)
+    assert d.where == "call 1 (fn) result[1]"
+    assert compare_observations(eager, compiled, mask=frozenset({"call 1 (fn) result[1]"})) == []
+    assert compare_observations(eager, compiled, mask=frozenset({"call 1 (fn) result"})) == []
 
 
 def test_names_label_the_two_runs():

@@ -1,21 +1,28 @@
-from dataclasses import replace
+import textwrap
 
 import pytest
 
-from mutator.observation import CompileStats, Mode, Outcome, Recompile
-from mutator.oracle import Oracle, recompile_storm
+from mutator.observation import CompileStats, Mode, Outcome, Recompile, TestOutcome
+from mutator.oracle import Oracle
+from mutator.program import Program
+from mutator.values import FrameInfo
 from mutator.verdict import Verdict
 
-from tests.helpers import call, compiled_run, exc, run, tensor, with_fullgraph
+from tests.helpers import PROGRAM, call, compiled_run, exc, run, tensor, with_fullgraph
 
 oracle = Oracle()
-DYNAMO_BASES = ("torch._dynamo.exc.TorchDynamoException", "RuntimeError", "Exception")
+UNSUPPORTED = "torch._dynamo.exc.Unsupported"
+
+
+def program(source: str) -> Program:
+    return Program.from_source(textwrap.dedent(source).lstrip(), PROGRAM)
 
 
 def test_verdict_order_and_kinds():
     assert list(Verdict) == sorted(Verdict)
     assert not Verdict.UNSTABLE.is_finding and Verdict.MISMATCH.is_finding
     assert Verdict.RECOMPILE_STORM.is_frontend_bug and not Verdict.BACKEND_FAILURE.is_frontend_bug
+    assert Verdict.SPECIALIZATION.is_finding and not Verdict.SPECIALIZATION.is_frontend_bug
 
 
 def test_equal_runs_pass():
@@ -23,25 +30,31 @@ def test_equal_runs_pass():
     assert oracle.judge(run(calls=calls), compiled_run(calls=calls)).verdict is Verdict.PASS
 
 
-def test_both_raising_is_invalid_and_keeps_both_types():
-    eager = run(outcome=Outcome.RAISED, uncaught=exc("ValueError"))
-    compiled = compiled_run(outcome=Outcome.RAISED, uncaught=exc("torch._dynamo.exc.TorchRuntimeError"))
+def test_both_calls_raising_is_invalid_and_keeps_both_types():
+    eager = run(outcome=Outcome.RAISED, calls=[call(exception=exc("ValueError"))], uncaught=exc("ValueError"),
+                uncaught_call=0)
+    torch_error = exc("torch._dynamo.exc.TorchRuntimeError", bases=("RuntimeError", "Exception"))
+    compiled = compiled_run(outcome=Outcome.RAISED, calls=[call(exception=torch_error)], uncaught=torch_error,
+                            uncaught_call=0)
     judgement = oracle.judge(eager, compiled)
     assert judgement.verdict is Verdict.INVALID
     assert judgement.eager_exception.type_name == "ValueError"
     assert judgement.exception.type_name == "torch._dynamo.exc.TorchRuntimeError"
 
 
-def test_compiled_swallowing_eagers_error_is_a_mismatch():
-    eager = run(outcome=Outcome.RAISED, uncaught=exc("KeyError"), detail="raised KeyError: boom")
-    judgement = oracle.judge(eager, compiled_run())
-    assert judgement.verdict is Verdict.MISMATCH and "compiled run completed" in judgement.reason
+def test_compiled_swallowing_an_error_a_call_raised_eagerly_is_a_mismatch():
+    eager = run(outcome=Outcome.RAISED, calls=[call(exception=exc("KeyError"))], uncaught=exc("KeyError"),
+                uncaught_call=0, detail="raised KeyError: boom")
+    judgement = oracle.judge(eager, compiled_run(calls=[call(result=1)]))
+    assert judgement.verdict is Verdict.MISMATCH and "compiled returned normally" in judgement.reason
+    assert judgement.reason.startswith("call 1 (fn)")
 
 
 def test_compiled_call_raising_what_eager_did_not_is_a_crash():
     eager = run(calls=[call(result=tensor([1.0]))])
     compiled = compiled_run(calls=[call(exception=exc("torch._dynamo.exc.InternalTorchDynamoError", dynamo=True))],
-                            outcome=Outcome.RAISED, uncaught=exc("torch._dynamo.exc.InternalTorchDynamoError"))
+                            outcome=Outcome.RAISED, uncaught=exc("torch._dynamo.exc.InternalTorchDynamoError"),
+                            uncaught_call=0)
     judgement = oracle.judge(eager, compiled)
     assert judgement.verdict is Verdict.CRASH and "symbolic_convert.py" in judgement.reason
 
@@ -54,21 +67,21 @@ def test_dynamo_assertion_error_is_a_crash_recognised_by_its_frame():
 
 
 def test_unsupported_under_fullgraph_is_a_fullgraph_break():
-    unsupported = exc("torch._dynamo.exc.Unsupported", gb_type="Failed to trace builtin operator")
+    unsupported = exc(UNSUPPORTED, gb_type="Failed to trace builtin operator")
     compiled = with_fullgraph(compiled_run(calls=[call(exception=unsupported)]))
     judgement = oracle.judge(run(calls=[call(result=1)]), compiled)
     assert judgement.verdict is Verdict.FULLGRAPH_BREAK and "Failed to trace builtin operator" in judgement.reason
 
 
 def test_an_explicit_graph_break_under_fullgraph_is_the_program_asking_for_both():
-    unsupported = exc("torch._dynamo.exc.Unsupported", gb_type="Call to `torch._dynamo.graph_break()`")
+    unsupported = exc(UNSUPPORTED, gb_type="Call to `torch._dynamo.graph_break()`")
     compiled = with_fullgraph(compiled_run(calls=[call(exception=unsupported)]))
     judgement = oracle.judge(run(calls=[call(result=1)]), compiled)
     assert judgement.verdict is Verdict.INVALID and "graph_break()" in judgement.reason
 
 
-def test_unsupported_without_fullgraph_is_a_crash():
-    unsupported = exc("torch._dynamo.exc.Unsupported")
+def test_unsupported_without_any_no_break_mode_is_a_crash():
+    unsupported = exc(UNSUPPORTED)
     judgement = oracle.judge(run(calls=[call(result=1)]), compiled_run(calls=[call(exception=unsupported)]))
     assert judgement.verdict is Verdict.CRASH
 
@@ -83,7 +96,7 @@ def test_backend_compiler_failed_is_a_backend_failure():
     (Outcome.TIMEOUT, Verdict.HANG),
     (Outcome.SIGNALLED, Verdict.CRASH),
     (Outcome.MEMORY, Verdict.CRASH),
-    (Outcome.EXITED, Verdict.CRASH),
+    (Outcome.EXITED, Verdict.CRASH),  # os._exit: no sys.exit code recorded
     (Outcome.LOST, Verdict.UNSTABLE),
 ])
 def test_how_the_compiled_run_ended(outcome, verdict):
@@ -105,48 +118,231 @@ def test_stdout_mismatch():
     assert judgement.verdict is Verdict.MISMATCH and judgement.divergence.observation == "stdout"
 
 
-def test_recompile_limit_is_a_storm():
-    stats = CompileStats(compiles=9, recompile_limit_hit=True, recompile_reasons=("G['S'] == 7",))
-    judgement = oracle.judge(run(), compiled_run(compile_stats=stats))
-    assert judgement.verdict is Verdict.RECOMPILE_STORM and "G['S'] == 7" in judgement.reason
+# -- the program's own checks -------------------------------------------------------------
+
+def _stopped(line: int, message: str = "expected 1 frame", *, check: str | None = "compiler",
+             type_name: str = "AssertionError", **kwargs):
+    return dict(outcome=Outcome.RAISED, uncaught=exc(type_name, message, line=line, check=check), **kwargs)
 
 
-def _storm_calls(signatures, exacts, recompiled):
-    return [call(i, signature=s, exact=e, recompiles=(Recompile("fn@p.py:1", "x == 1"),) if r else ())
-            for i, (s, e, r) in enumerate(zip(signatures, exacts, recompiled))]
+def test_a_script_whose_eager_run_fails_its_check_of_compiler_behaviour_passes_when_compiled_does():
+    calls = [call(result=tensor([1.0]))]
+    judgement = oracle.judge(run(calls=calls, **_stopped(9)), compiled_run(calls=calls))
+    assert judgement.verdict is Verdict.PASS
+    assert "own checks decide" in judgement.reason and "prog.py:9" in judgement.reason
 
 
-def test_recompiling_on_identical_inputs_and_state_is_a_storm():
-    # 2 calls with equal inputs and 2 compiles: the second compile is not warranted
-    calls = _storm_calls(["m", "m"], ["v", "v"], [False, True])
-    assert "same inputs and state" in recompile_storm(compiled_run(calls=calls).observation)
+def test_the_same_check_failing_in_both_runs_is_invalid():
+    calls = [call(result=tensor([1.0]))]
+    judgement = oracle.judge(run(calls=calls, **_stopped(9)), compiled_run(calls=calls, **_stopped(9)))
+    assert judgement.verdict is Verdict.INVALID and "fails in both runs" in judgement.reason
 
 
-def test_recompiling_after_a_dynamo_reset_is_warranted():
-    calls = _storm_calls(["m", "m"], ["v", "v"], [False, True])
-    calls[1] = replace(calls[1], resets=1)
-    assert recompile_storm(compiled_run(calls=calls).observation) == ""
+def test_a_later_value_check_failing_only_compiled_is_a_mismatch():
+    calls = [call(result=tensor([1.0]))]
+    judgement = oracle.judge(run(calls=calls, **_stopped(9)),
+                             compiled_run(calls=calls, **_stopped(12, "values differ", check="check")))
+    assert judgement.verdict is Verdict.MISMATCH and judgement.divergence.observation == "check"
+    assert "prog.py:12" in judgement.reason and "prog.py:9" in judgement.reason
 
 
-def test_recompiling_on_new_inputs_is_warranted():
-    calls = _storm_calls(["m1", "m2", "m3"], ["v1", "v2", "v3"], [False, True, True])
-    assert recompile_storm(compiled_run(calls=calls).observation) == ""
+def test_a_later_compiler_check_failing_only_compiled_is_invalid_not_a_bug():
+    calls = [call(result=tensor([1.0]))]
+    judgement = oracle.judge(run(calls=calls, **_stopped(9)), compiled_run(calls=calls, **_stopped(12)))
+    assert judgement.verdict is Verdict.INVALID and "compiler behaviour" in judgement.reason
 
 
-def test_data_dependent_recompiles_need_several_on_one_code_object():
-    two = _storm_calls(["m"] * 3, ["v1", "v2", "v3"], [False, True, True])
-    three = _storm_calls(["m"] * 4, ["v1", "v2", "v3", "v4"], [False, True, True, True])
-    assert recompile_storm(compiled_run(calls=two).observation) == ""
-    assert "recompiled 3 times" in recompile_storm(compiled_run(calls=three).observation)
+def test_calls_that_disagree_before_the_eager_stop_are_still_a_mismatch():
+    judgement = oracle.judge(run(calls=[call(result=tensor([1.0]))], **_stopped(9)),
+                             compiled_run(calls=[call(result=tensor([3.0]))]))
+    assert judgement.verdict is Verdict.MISMATCH and judgement.divergence.observation == "result"
 
 
-def test_same_eager_detects_disagreeing_eager_runs():
-    first = run(calls=[call(result=tensor([1.0]))])
-    second = run(calls=[call(result=tensor([5.0]))])
-    assert oracle.same_eager(first, first) is None
-    assert "first eager run" in oracle.same_eager(first, second).detail
-    assert oracle.same_eager(first, run(outcome=Outcome.TIMEOUT)).aspect == "outcome"
+def test_compiled_calls_after_the_eager_stop_are_not_compared_but_their_crashes_count():
+    eager = run(calls=[call(0, result=1)], **_stopped(9), text="a\n")
+    later = compiled_run(calls=[call(0, result=1), call(1, result=5)], text="a\nb\n")
+    assert oracle.judge(eager, later).verdict is Verdict.PASS
+    crashing = compiled_run(calls=[call(0, result=1), call(1, exception=exc("torch._dynamo.exc.InternalTorchDynamoError"))],
+                            outcome=Outcome.RAISED, uncaught=exc("torch._dynamo.exc.InternalTorchDynamoError"),
+                            uncaught_call=1, text="a\n")
+    assert oracle.judge(eager, crashing).verdict is Verdict.CRASH
+
+
+def test_what_eager_printed_before_its_stop_must_match():
+    eager = run(calls=[call(result=1)], **_stopped(9), text="loss 1\n")
+    assert oracle.judge(eager, compiled_run(calls=[call(result=1)], text="loss 1\ndone\n")).verdict is Verdict.PASS
+    judgement = oracle.judge(eager, compiled_run(calls=[call(result=1)], text="loss 2\ndone\n"))
+    assert judgement.verdict is Verdict.MISMATCH and judgement.divergence.observation == "stdout"
+
+
+def test_the_refusal_a_script_checks_for_is_not_a_finding():
+    refused = exc(UNSUPPORTED, gb_type="Failed to trace builtin operator")
+    eager = run(calls=[call(result=1)], **_stopped(11, "expected Unsupported"))
+    compiled = with_fullgraph(compiled_run(calls=[call(exception=refused)]))
+    judgement = oracle.judge(eager, compiled)
+    assert judgement.verdict is Verdict.PASS and "expects Dynamo to refuse" in judgement.reason
+
+
+def test_an_own_assert_failing_only_compiled_at_top_level_is_a_mismatch_not_a_crash():
+    judgement = oracle.judge(run(calls=[call(result=1)]),
+                             compiled_run(calls=[call(result=1)], **_stopped(7, "not close", check="check")))
+    assert judgement.verdict is Verdict.MISMATCH and "own check failed only when compiled" in judgement.reason
+
+
+def test_an_own_assert_inside_the_compiled_call_is_a_mismatch():
+    failing = exc("AssertionError", "bad", line=4, check="check")
+    judgement = oracle.judge(run(calls=[call(result=1)]), compiled_run(calls=[call(exception=failing)]))
+    assert judgement.verdict is Verdict.MISMATCH and judgement.reason.startswith("call 1 (fn)")
+
+
+def test_a_sys_exit_only_when_compiled_is_the_programs_check_failing():
+    judgement = oracle.judge(run(calls=[call(result=1)]),
+                             compiled_run(calls=[call(result=1)], outcome=Outcome.EXITED, exit_code=1))
+    assert judgement.verdict is Verdict.MISMATCH and judgement.divergence.observation == "exit"
+
+
+def test_an_error_raised_by_torch_at_program_level_only_when_compiled_is_a_crash():
+    judgement = oracle.judge(run(), compiled_run(**_stopped(3, "internal", check=None,
+                                                            type_name="torch._dynamo.exc.InternalTorchDynamoError")))
+    assert judgement.verdict is Verdict.CRASH
+
+
+# -- unittest programs ----------------------------------------------------------------------
+
+def _tests(*outcomes):
+    return tuple(TestOutcome(name, status, exception) for name, status, exception in outcomes)
+
+
+def test_unittest_programs_are_judged_test_by_test():
+    frame_check = exc("AssertionError", "0 != 1", line=14, check="compiler")
+    eager = run(calls=[call(0, result=1, test="T.test_a"), call(1, result=2, test="T.test_b")],
+                tests=_tests(("T.test_a", "fail", frame_check), ("T.test_b", "pass", None)),
+                outcome=Outcome.EXITED, exit_code=1)
+    compiled = compiled_run(calls=[call(0, result=1, test="T.test_a"), call(1, result=2, test="T.test_b")],
+                            tests=_tests(("T.test_a", "pass", None), ("T.test_b", "pass", None)), exit_code=0)
+    assert oracle.judge(eager, compiled).verdict is Verdict.PASS
+
+
+def test_a_test_failing_only_compiled_names_the_test():
+    value_check = exc("AssertionError", "tensors differ", line=20, check="check")
+    eager = run(calls=[call(0, result=1, test="T.test_b")], tests=_tests(("T.test_b", "pass", None)), exit_code=0)
+    compiled = compiled_run(calls=[call(0, result=1, test="T.test_b")], tests=_tests(("T.test_b", "fail", value_check)),
+                            outcome=Outcome.EXITED, exit_code=1)
+    judgement = oracle.judge(eager, compiled)
+    assert judgement.verdict is Verdict.MISMATCH and judgement.reason.startswith("test T.test_b:")
+
+
+# -- graph breaks where the program asked for none ------------------------------------------
+
+NESTED = """
+    import torch
+
+    def helper(x):
+        print("side effect")
+        return x + 1
+
+    @torch.compile(backend="eager")
+    def f(x):
+        with torch._dynamo.error_on_graph_break(True):
+            y = x * 2
+            with torch._dynamo.error_on_graph_break(False):
+                y = helper(y)
+            return y + helper(y)
+"""
+
+
+PLAIN = "import torch\nf = torch.compile(abs)\n"
+
+
+def _break_at(*lines, dynamo_says=None):
+    stack = tuple(FrameInfo(PROGRAM, line, name) for line, name in lines)
+    return exc(UNSUPPORTED, gb_type="Failed to trace builtin operator", user_stack=stack,
+               error_on_graph_break=dynamo_says)
+
+
+def _judge_break(unsupported, source=NESTED, **call_kwargs):
+    compiled = compiled_run(calls=[call(exception=unsupported, **call_kwargs)])
+    return oracle.judge(run(calls=[call(result=1)]), compiled, program=program(source))
+
+
+def test_a_break_inside_error_on_graph_break_true_is_a_fullgraph_break():
+    judgement = _judge_break(_break_at((13, "f"), (4, "helper")))
+    assert judgement.verdict is Verdict.FULLGRAPH_BREAK and "prog.py:9" in judgement.reason
+
+
+def test_a_break_escaping_a_nested_region_that_allows_breaks_is_a_crash():
+    judgement = _judge_break(_break_at((12, "f"), (4, "helper"), dynamo_says=True))
+    assert judgement.verdict is Verdict.CRASH and "allows graph breaks at prog.py:11" in judgement.reason
+
+
+def test_error_on_graph_break_around_the_compiled_call_counts():
+    judgement = _judge_break(_break_at((4, "helper")), source=PLAIN, error_on_graph_break=True)
+    assert judgement.verdict is Verdict.FULLGRAPH_BREAK and "around the compiled call" in judgement.reason
+
+
+def test_decorators_set_the_mode_for_the_whole_function():
+    source = """
+        import torch
+
+        @torch._dynamo.error_on_graph_break(False)
+        def lenient(x):
+            print("ok")
+            return x
+
+        @torch._dynamo.error_on_graph_break(True)
+        def strict(x):
+            print("no")
+            return x
+
+        f = torch.compile(lenient)
+    """
+    assert _judge_break(_break_at((6, "lenient")), source, error_on_graph_break=True).verdict is Verdict.CRASH
+    assert _judge_break(_break_at((11, "strict")), source).verdict is Verdict.FULLGRAPH_BREAK
+
+
+def test_without_explicit_settings_dynamos_own_view_counts():
+    assert _judge_break(_break_at((4, "helper"), dynamo_says=True), PLAIN).verdict \
+        is Verdict.FULLGRAPH_BREAK
+    assert _judge_break(_break_at((4, "helper"), dynamo_says=False), PLAIN).verdict is Verdict.CRASH
+
+
+def test_fullgraph_takes_precedence_over_a_nested_region_that_allows_breaks():
+    compiled = with_fullgraph(compiled_run(calls=[call(exception=_break_at((12, "f"), (4, "helper")))]))
+    judgement = oracle.judge(run(calls=[call(result=1)]), compiled, program=program(NESTED))
+    assert judgement.verdict is Verdict.FULLGRAPH_BREAK and "fullgraph=True" in judgement.reason
+
+
+# -- storms and masks ------------------------------------------------------------------------
+
+def test_storms_are_judged_only_when_everything_else_passes():
+    recompile = (Recompile("fn@p.py:1", "L['x'] == 1"),)
+    calls = [call(0, exact="s"), call(1, exact="s", recompiles=recompile)]
+    judgement = oracle.judge(run(calls=calls), compiled_run(calls=calls))
+    assert judgement.verdict is Verdict.RECOMPILE_STORM and judgement.key == "repeat:value"
+
+
+def test_masked_paths_are_not_compared_and_are_listed():
+    eager = run(text="tid 17\nloss 1\n")
+    compiled = compiled_run(text="tid 99\nloss 1\n")
+    assert oracle.judge(eager, compiled).verdict is Verdict.MISMATCH
+    judgement = oracle.judge(eager, compiled, mask=frozenset({"stdout line 1"}))
+    assert judgement.verdict is Verdict.PASS and judgement.masked == ("stdout line 1",)
+
+
+def test_run_specific_values_give_a_mask_and_unstable_results_do_not():
+    first, second = run(text="tid 17\n"), run(text="tid 23\n")
+    assert oracle.run_specific(first, second) == (frozenset({"stdout line 1"}), "")
+    calls_a, calls_b = [call(result=tensor([1.0]))], [call(result=tensor([5.0]))]
+    mask, unstable = oracle.run_specific(run(calls=calls_a), run(calls=calls_b))
+    assert not mask and "call 1 (fn) result" in unstable
+    assert "disagree" in oracle.run_specific(first, run(outcome=Outcome.TIMEOUT))[1]
 
 
 def test_modes_are_not_confused():
     assert run().mode is Mode.EAGER and compiled_run().mode is Mode.COMPILED
+
+
+def test_storms_are_read_from_the_calls_not_from_run_wide_counters():
+    # two instances sharing forward can pass the per-code limit together: only calls say which code object storms
+    stats = CompileStats(compiles=9, recompile_limit_hit=True, recompile_reasons=("G['S'] == 7",))
+    assert oracle.judge(run(), compiled_run(compile_stats=stats)).verdict is Verdict.PASS

@@ -1,0 +1,113 @@
+"""Recompile storms that mean something (TAXONOMY.md, G1, and "Symptoms").
+
+Dynamo recompiling is not a bug by itself: guards specialise on Python scalars, tuples
+and class attributes, on the identity of objects, on values computed after a graph
+break, and a code object that sees more distinct states than `recompile_limit` stops
+compiling. A storm is a frontend bug only when a code object recompiles on a call whose
+*complete* state repeats an earlier call's exactly (inputs with their values, the
+compiled module or closure, global modes, RNG states, dynamic-shape marks, hooks and
+every program global: the runtime's `exact_signature`): its guards then fail on the
+state they were built for. What documented specialisation explains is kept apart at
+low severity, with Dynamo's own hint.
+
+Pure and torch-free; counted per code object and per `torch._dynamo.reset()` epoch.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from dataclasses import dataclass
+
+from mutator.features import normalize_reason
+from mutator.observation import CallRecord, Observation, Recompile
+from mutator.verdict import Verdict
+
+IDENTITY_KINDS = frozenset({"object identity", "type identity", "deallocated object", "backend"})
+RESUME_PREFIX = "torch_dynamo_resume_in_"  # the code objects Dynamo makes to resume after a graph break
+_TENSOR = re.compile(r"(size|stride|dtype|device|requires_grad|dispatch key set|storage offset|layout) mismatch")
+_GLOBAL = re.compile(r"GLOBAL_STATE changed: ([\w ]+)")
+_COMPARISON = re.compile(r"==|!=|\bis\b|<=|>=|<|>")
+
+
+@dataclass(frozen=True, slots=True)
+class Storm:
+    verdict: Verdict  # RECOMPILE_STORM or SPECIALIZATION
+    reason: str
+    key: str  # what signs it: how it was found and the guard-failure kind, "repeat:tensor size mismatch"
+
+
+def guard_kind(reason: str) -> str:
+    """What kind of guard failed, without the program's names and constants."""
+    if "___check_obj_id" in reason or "ID_MATCH" in reason:
+        return "object identity"
+    if "___check_type_id" in reason or "TYPE_MATCH" in reason:
+        return "type identity"
+    if "deallocated" in reason or "invalidated" in reason:
+        return "deallocated object"
+    if "BACKEND_MATCH" in reason:
+        return "backend"
+    if match := _GLOBAL.search(reason):
+        return f"global state {match.group(1).strip()}"
+    if match := _TENSOR.search(reason):
+        return f"tensor {match.group(1)} mismatch"
+    if "len(" in reason:
+        return "length"
+    if "hasattr" in reason or "___dict_contains" in reason:
+        return "attribute presence"
+    if _COMPARISON.search(reason):
+        return "value"
+    return normalize_reason(reason)[:60]
+
+
+def recompile_storm(observation: Observation) -> Storm | None:
+    """The storm in a compiled run: a real one first, else documented specialisation, else None."""
+    repeats: list[tuple[CallRecord, Recompile, int]] = []
+    limits: dict[str, list[Recompile]] = defaultdict(list)
+    compiles: dict[str, int] = defaultdict(int)
+    seen: dict[int, dict[str, int]] = defaultdict(dict)  # reset epoch -> exact state -> first call index
+    for call in observation.calls:
+        epoch = seen[call.resets]
+        earlier = epoch.get(call.exact_signature) if call.exact_signature else None
+        for recompile in call.recompiles:
+            compiles[recompile.code] += 1
+            if recompile.limit:
+                limits[recompile.code].append(recompile)
+            if earlier is not None:
+                repeats.append((call, recompile, earlier))
+        if call.exact_signature:
+            epoch.setdefault(call.exact_signature, call.index)
+    documented = [r for r in repeats if _documented(r[1])]
+    real = [r for r in repeats if not _documented(r[1])]
+    if real:
+        call, recompile, earlier = real[0]
+        kind = guard_kind(recompile.reason)
+        return Storm(Verdict.RECOMPILE_STORM,
+                     f"{recompile.code} recompiled on call {call.index + 1}, whose inputs and state repeat call "
+                     f"{earlier + 1} exactly (guard failure: {recompile.reason})", f"repeat:{kind}")
+    if documented:
+        call, recompile, earlier = documented[0]
+        kind = guard_kind(recompile.reason)
+        why = ("a value computed after a graph break is specialised" if kind == "value"
+               else f"Dynamo guards on the {kind} of an object made afresh for every call")
+        return Storm(Verdict.SPECIALIZATION,
+                     f"{recompile.code} recompiled on call {call.index + 1}, whose state repeats call {earlier + 1}: "
+                     f"{why} (guard failure: {recompile.reason}){_hint(recompile)}", f"repeat:{kind}")
+    if limits:
+        code, hits = next(iter(limits.items()))
+        last = hits[-1]
+        kind = guard_kind(last.reason)
+        return Storm(Verdict.SPECIALIZATION,
+                     f"{code} hit Dynamo's recompile limit after {compiles[code]} recompilations on states that never "
+                     f"repeat: documented specialisation (last guard failure: {last.reason}){_hint(last)}",
+                     f"limit:{kind}")
+    return None
+
+
+def _documented(recompile: Recompile) -> bool:
+    kind = guard_kind(recompile.reason)
+    return kind in IDENTITY_KINDS or kind == "value" and recompile.code.startswith(RESUME_PREFIX)
+
+
+def _hint(recompile: Recompile) -> str:
+    return f"; Dynamo's hint: {recompile.hint}" if recompile.hint else ""

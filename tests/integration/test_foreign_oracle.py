@@ -1,0 +1,222 @@
+"""What the oracle needs from a run of someone else's program, observed with real workers.
+
+The verdicts themselves are checked program by program in tests/quality
+(test_foreign_programs.py); here, the observations and the confirmation protocol they
+rest on: masks for run-specific values, the program's own checks, unittest outcomes,
+library-owned state, graph-break settings, recompile records.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from mutator.observation import Mode
+from mutator.values import MapValue, OpaqueValue
+from mutator.verdict import Verdict
+
+from tests.conftest import program
+
+pytestmark = pytest.mark.integration
+
+
+def check(checker, source):
+    return checker.check(program(source))
+
+
+def test_run_specific_globals_are_masked_after_a_third_eager_run_and_listed(checker):
+    result = check(checker, """
+        import threading
+        import torch
+        seen = []
+        def work(x):
+            return x.cos() + 1
+        opt = torch.compile(work, backend="eager")
+        def body():
+            seen.append(threading.get_ident())
+            seen.append(opt(torch.ones(3)))
+        t = threading.Thread(target=body)
+        t.start(); t.join()
+        main_thread = threading.get_ident()
+        print("done", opt(torch.zeros(2)).sum().item())
+    """)
+    assert result.verdict is Verdict.PASS, result.reason
+    assert result.judgement.masked and all("program globals" in path for path in result.judgement.masked)
+    modes = [r.mode for r in result.runs]
+    assert modes.count(Mode.EAGER) == 3 and modes.count(Mode.COMPILED) == 2
+    assert result.runs[2].worker != result.runs[0].worker  # the second eager run avoided the first's worker
+
+
+def test_a_crash_is_still_reported_beside_run_specific_values(checker):
+    result = check(checker, """
+        import torch
+        ids = {}
+        def pick(a, b):
+            try:
+                return torch.cat([a, b])
+            except RuntimeError:
+                return a.sum() + b.sum()
+        opt = torch.compile(pick, backend="eager")
+        a, b = torch.ones(2, 3), torch.ones(2, 4)
+        ids["a"] = id(a)
+        print(opt(a, b))
+    """)
+    assert result.verdict is Verdict.CRASH, result.reason
+    assert result.judgement.exception.short_type == "TorchRuntimeError" and result.judgement.masked
+
+
+def test_a_compiled_call_returning_an_id_is_unstable(checker):
+    result = check(checker, """
+        import torch
+        def tag(x):
+            return x + 1, id(object())
+        opt = torch.compile(tag, backend="eager")
+        opt(torch.ones(2))
+    """)
+    assert result.verdict is Verdict.UNSTABLE and "result" in result.reason
+
+
+def test_torchs_objects_in_globals_are_kept_as_their_type_only(pool):
+    run = pool.run(program("""
+        import logging
+        import torch
+        from torch._dynamo.utils import counters
+        from torch._dynamo.testing import CompileCounter
+        frames = counters["frames"]
+        log = logging.getLogger("mine")
+        cnt = CompileCounter()
+        mine = {"n": 1}
+        f = torch.compile(lambda x: x + 1, backend=cnt)
+        f(torch.ones(1))
+    """), Mode.COMPILED)
+    [call] = run.observation.calls
+    state = dict(call.program_state.items)
+    assert set(state) == {"mine", "f", "log", "cnt"}  # names bound to torch's objects are not the program's
+    assert isinstance(state["mine"], MapValue)
+    assert [(state[n].kind, state[n].text) for n in ("log", "cnt")] == [
+        ("Logger", "library object"), ("CompileCounter", "library object")]
+
+
+def test_library_objects_reached_through_the_programs_own_objects_are_opaque(pool):
+    run = pool.run(program("""
+        import threading
+        import torch
+        class Holder:
+            def __init__(self):
+                self.lock = threading.Lock()
+                self.worker = threading.Thread(target=print)
+                self.count = 3
+        holder = Holder()
+        f = torch.compile(lambda x: x * holder.count, backend="eager")
+        f(torch.ones(1))
+    """), Mode.EAGER)
+    holder = dict(dict(run.observation.calls[0].program_state.items)["holder"].fields)
+    assert isinstance(holder["worker"], OpaqueValue) and holder["count"] == 3
+    assert (holder["worker"].kind, holder["worker"].text) == ("Thread", "library object")
+
+
+def test_own_checks_are_classified_where_they_fail(pool):
+    counting = pool.run(program("""
+        import torch
+        from torch._dynamo.testing import CompileCounter
+        cnt = CompileCounter()
+        f = torch.compile(lambda x: x + 1, backend=cnt)
+        f(torch.ones(1))
+        assert cnt.frame_count == 1
+    """), Mode.EAGER)
+    assert counting.uncaught.check == "compiler" and counting.observation.uncaught_call is None
+    value = pool.run(program("""
+        import torch
+        f = torch.compile(lambda x: x + 1, backend="eager")
+        out = f(torch.ones(1))
+        assert out.item() == 5, "wrong"
+    """), Mode.COMPILED)
+    assert value.uncaught.check == "check"
+    torch_error = pool.run(program("""
+        import torch
+        f = torch.compile(lambda x: x @ x, backend="eager")
+        f(torch.ones(2, 3))
+    """), Mode.COMPILED)
+    assert torch_error.uncaught.check is None and torch_error.observation.uncaught_call == 0
+
+
+def test_unittest_outcomes_and_the_calls_of_each_test_are_recorded(pool):
+    run = pool.run(program("""
+        import unittest
+        import torch
+        f = torch.compile(lambda x: x * 2, backend="eager")
+        class T(unittest.TestCase):
+            def test_ok(self):
+                self.assertEqual(f(torch.ones(1)).item(), 2.0)
+            def test_bad(self):
+                f(torch.ones(1))
+                self.assertEqual(1, 2)
+            @unittest.skip("not today")
+            def test_skipped(self):
+                pass
+        if __name__ == "__main__":
+            unittest.main()
+    """), Mode.EAGER)
+    assert [(t.test, t.status) for t in run.observation.tests] == [
+        ("T.test_bad", "fail"), ("T.test_ok", "pass"), ("T.test_skipped", "skip")]
+    assert [c.test for c in run.observation.calls] == ["T.test_bad", "T.test_ok"]
+    assert run.observation.exit_code == 1
+
+
+def test_printing_compiler_state_is_withheld_from_stdout(pool):
+    source = """
+        import torch
+        from torch._dynamo.utils import counters
+        f = torch.compile(lambda x: x + 1, backend="eager")
+        f(torch.ones(1))
+        print("frames", dict(counters["frames"]))
+        print("mine", 42)
+    """
+    eager, compiled = (pool.run(program(source), mode) for mode in (Mode.EAGER, Mode.COMPILED))
+    assert eager.observation.stdout.head == compiled.observation.stdout.head == "mine 42\n"
+    assert compiled.observation.stdout.withheld > 0
+
+
+def test_uninitialised_memory_reads_the_same_in_every_run(pool):
+    source = """
+        import torch
+        f = torch.compile(lambda n: torch.empty(n, 4), backend="eager")
+        f(3)
+    """
+    first, second = (pool.run(program(source), Mode.EAGER) for _ in range(2))
+    assert first.observation.calls[0].result.digest == second.observation.calls[0].result.digest
+
+
+def test_graph_break_settings_are_recorded_for_the_oracle(pool):
+    run = pool.run(program("""
+        import torch
+        def inner(x):
+            print("break")
+            return x
+        f = torch.compile(lambda x: inner(x) + 1, backend="eager")
+        with torch._dynamo.error_on_graph_break(True):
+            f(torch.ones(1))
+    """), Mode.COMPILED)
+    [call] = run.observation.calls
+    assert call.error_on_graph_break and call.exception.short_type == "Unsupported"
+    assert [frame.lineno for frame in call.exception.user_stack][-1] == 3
+    assert call.exception.error_on_graph_break is True
+
+
+def test_recompiles_carry_dynamos_hint_and_the_limit(pool):
+    run = pool.run(program("""
+        import torch
+        class Step(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.n = 0
+            def forward(self, x):
+                self.n += 1
+                return x * self.n
+        f = torch.compile(Step(), backend="eager")
+        for _ in range(10):
+            f(torch.ones(1))
+    """), Mode.COMPILED)
+    recompiles = [r for c in run.observation.calls for r in c.recompiles]
+    assert len({r.code for r in recompiles}) == 1 and recompiles[-1].limit
+    assert "integer" in recompiles[0].hint and recompiles[0].reason.startswith("self.n ==")
+    assert len({c.exact_signature for c in run.observation.calls}) == 10  # the state never repeats
