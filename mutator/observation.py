@@ -83,8 +83,10 @@ class CallRecord:
     result: Value = None
     exception: ExceptionInfo | None = None
     program_state: Value = None  # the program's globals after the call
-    signature: str = ""  # digest of the state before the call, tensor values left out
-    exact_signature: str = ""  # the whole state before the call: inputs, the compiled target, modes, RNG, globals
+    # the state before the call, as guards see it: inputs' metadata and Python values (tensor
+    # values are not guarded), the compiled module or closure, modes, RNG states, globals
+    signature: str = ""
+    exact_signature: str = ""  # the same with tensor values
     compiles: int = 0  # Dynamo compilations started during this call
     recompiles: tuple[Recompile, ...] = ()
     resets: int = 0  # torch._dynamo.reset() calls the program made before this call ended

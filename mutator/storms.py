@@ -4,11 +4,14 @@ Dynamo recompiling is not a bug by itself: guards specialise on Python scalars, 
 and class attributes, on the identity of objects, on values computed after a graph
 break, and a code object that sees more distinct states than `recompile_limit` stops
 compiling. A storm is a frontend bug only when a code object recompiles on a call whose
-*complete* state repeats an earlier call's exactly (inputs with their values, the
-compiled module or closure, global modes, RNG states, dynamic-shape marks, hooks and
-every program global: the runtime's `exact_signature`): its guards then fail on the
-state they were built for. What documented specialisation explains is kept apart at
-low severity, with Dynamo's own hint.
+*complete* state repeats an earlier call's exactly (the runtime's `signature`: inputs'
+metadata with strides and dispatch keys and their Python values, since tensor values are
+not guarded; the compiled module or closure; grad, autocast and default-dtype modes; RNG
+states; dynamic-shape marks, `training` flags and hooks; every program global): its
+guards then fail on the state they were built for, unless they guard the identity of an
+object made afresh for the call or a value computed after a graph break, as Dynamo
+documents. A code object that hits the recompile limit without a real repeat is
+documented specialisation, kept apart at low severity with Dynamo's own hint.
 
 Pure and torch-free; counted per code object and per `torch._dynamo.reset()` epoch.
 """
@@ -23,7 +26,7 @@ from mutator.features import normalize_reason
 from mutator.observation import CallRecord, Observation, Recompile
 from mutator.verdict import Verdict
 
-IDENTITY_KINDS = frozenset({"object identity", "type identity", "deallocated object", "backend"})
+IDENTITY_KINDS = frozenset({"object identity", "type identity", "function identity", "deallocated object", "backend"})
 RESUME_PREFIX = "torch_dynamo_resume_in_"  # the code objects Dynamo makes to resume after a graph break
 _TENSOR = re.compile(r"(size|stride|dtype|device|requires_grad|dispatch key set|storage offset|layout) mismatch")
 _GLOBAL = re.compile(r"GLOBAL_STATE changed: ([\w ]+)")
@@ -43,6 +46,8 @@ def guard_kind(reason: str) -> str:
         return "object identity"
     if "___check_type_id" in reason or "TYPE_MATCH" in reason:
         return "type identity"
+    if "__code__" in reason or "FUNCTION_MATCH" in reason or "CLOSURE_MATCH" in reason:
+        return "function identity"
     if "deallocated" in reason or "invalidated" in reason:
         return "deallocated object"
     if "BACKEND_MATCH" in reason:
@@ -68,16 +73,15 @@ def recompile_storm(observation: Observation) -> Storm | None:
     seen: dict[int, dict[str, int]] = defaultdict(dict)  # reset epoch -> exact state -> first call index
     for call in observation.calls:
         epoch = seen[call.resets]
-        earlier = epoch.get(call.exact_signature) if call.exact_signature else None
+        earlier = epoch.get(call.signature) if call.signature else None
         for recompile in call.recompiles:
             compiles[recompile.code] += 1
             if recompile.limit:
                 limits[recompile.code].append(recompile)
             if earlier is not None:
                 repeats.append((call, recompile, earlier))
-        if call.exact_signature:
-            epoch.setdefault(call.exact_signature, call.index)
-    documented = [r for r in repeats if _documented(r[1])]
+        if call.signature:
+            epoch.setdefault(call.signature, call.index)
     real = [r for r in repeats if not _documented(r[1])]
     if real:
         call, recompile, earlier = real[0]
@@ -85,22 +89,17 @@ def recompile_storm(observation: Observation) -> Storm | None:
         return Storm(Verdict.RECOMPILE_STORM,
                      f"{recompile.code} recompiled on call {call.index + 1}, whose inputs and state repeat call "
                      f"{earlier + 1} exactly (guard failure: {recompile.reason})", f"repeat:{kind}")
-    if documented:
-        call, recompile, earlier = documented[0]
-        kind = guard_kind(recompile.reason)
-        why = ("a value computed after a graph break is specialised" if kind == "value"
-               else f"Dynamo guards on the {kind} of an object made afresh for every call")
-        return Storm(Verdict.SPECIALIZATION,
-                     f"{recompile.code} recompiled on call {call.index + 1}, whose state repeats call {earlier + 1}: "
-                     f"{why} (guard failure: {recompile.reason}){_hint(recompile)}", f"repeat:{kind}")
     if limits:
         code, hits = next(iter(limits.items()))
         last = hits[-1]
         kind = guard_kind(last.reason)
+        documented = [r for r in repeats if r[1].code == code]
+        why = ("on states that never repeat" if not documented else
+               "on calls whose state repeats, guarding a value computed after a graph break" if kind == "value"
+               else f"on calls whose state repeats, guarding the {kind} of objects made afresh for every call")
         return Storm(Verdict.SPECIALIZATION,
-                     f"{code} hit Dynamo's recompile limit after {compiles[code]} recompilations on states that never "
-                     f"repeat: documented specialisation (last guard failure: {last.reason}){_hint(last)}",
-                     f"limit:{kind}")
+                     f"{code} hit Dynamo's recompile limit after {compiles[code]} recompilations {why}: documented "
+                     f"specialisation (last guard failure: {last.reason}){_hint(last)}", f"limit:{kind}")
     return None
 
 

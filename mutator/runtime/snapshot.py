@@ -63,8 +63,8 @@ def snapshot(value: Any, *, inputs: tuple[Any, ...] = ()) -> Value:
 def signature_of(value: Any) -> tuple[str, str]:
     """(metadata digest, digest with tensor values) of a value: "same state" for storms.
 
-    Beyond what comparisons see, it covers what guards may read: dynamic-shape marks on
-    tensors and the hooks registered on modules.
+    Beyond what comparisons see, it covers what guards may read: strides, dispatch keys
+    and dynamic-shape marks of tensors, and the hooks registered on modules.
     """
     tree = _Snapshotter((), guards=True).take(value, "", 0)
     return structure_digest(tree, with_values=False), structure_digest(tree, with_values=True)
@@ -149,7 +149,7 @@ class _Snapshotter:
                 digest=digest,
                 grad=self._tensor(grad, path + ".grad", depth + 1) if grad is not None else None,
                 alias=self._storages.get(_storage_ptr(t)),
-                marks=_shape_marks(t) if self._guards else (),
+                marks=_guarded_metadata(t) if self._guards else (),
             )
 
     def _sequence(self, value: Any, path: str, depth: int) -> SeqValue:
@@ -257,12 +257,20 @@ def _tensor_values(t: torch.Tensor) -> tuple[np.ndarray | None, str]:
     return arr, digest
 
 
-def _shape_marks(t: torch.Tensor) -> tuple[str, ...]:
+def _guarded_metadata(t: torch.Tensor) -> tuple[str, ...]:
+    """What Dynamo's tensor guards check beyond dtype, shape, device and requires_grad:
+    strides, storage offset, dispatch keys (inference tensors, subclasses), and the
+    dynamic-shape marks the program put on the tensor."""
     try:
         attrs = object.__getattribute__(t, "__dict__")
     except AttributeError:
-        return ()
-    return tuple(sorted(f"{k}={v!r}" for k, v in attrs.items() if k.startswith(_SHAPE_MARKS)))
+        attrs = {}
+    marks = sorted(f"{k}={v!r}" for k, v in attrs.items() if k.startswith(_SHAPE_MARKS))
+    try:
+        layout = [f"stride={tuple(t.stride())}", f"offset={t.storage_offset()}", f"keys={torch._C._dispatch_keys(t)}"]
+    except _UNREADABLE:  # sparse and other layouts without strides
+        layout = [f"layout={t.layout}"]
+    return tuple(layout + marks)
 
 
 def _rng_state(value: Any) -> str | None:

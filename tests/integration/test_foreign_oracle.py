@@ -219,4 +219,4 @@ def test_recompiles_carry_dynamos_hint_and_the_limit(pool):
     recompiles = [r for c in run.observation.calls for r in c.recompiles]
     assert len({r.code for r in recompiles}) == 1 and recompiles[-1].limit
     assert "integer" in recompiles[0].hint and recompiles[0].reason.startswith("self.n ==")
-    assert len({c.exact_signature for c in run.observation.calls}) == 10  # the state never repeats
+    assert len({c.signature for c in run.observation.calls}) == 10  # the state never repeats

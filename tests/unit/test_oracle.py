@@ -316,7 +316,7 @@ def test_fullgraph_takes_precedence_over_a_nested_region_that_allows_breaks():
 
 def test_storms_are_judged_only_when_everything_else_passes():
     recompile = (Recompile("fn@p.py:1", "L['x'] == 1"),)
-    calls = [call(0, exact="s"), call(1, exact="s", recompiles=recompile)]
+    calls = [call(0, signature="s"), call(1, signature="s", recompiles=recompile)]
     judgement = oracle.judge(run(calls=calls), compiled_run(calls=calls))
     assert judgement.verdict is Verdict.RECOMPILE_STORM and judgement.key == "repeat:value"
 

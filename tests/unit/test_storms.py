@@ -11,7 +11,7 @@ from tests.helpers import call
 
 def _calls(states, recompiles):
     """One call per state ("" = no signature); `recompiles[i]`: the Recompile of call i, or None."""
-    return [call(i, exact=state, recompiles=(r,) if r else ()) for i, (state, r) in enumerate(zip(states, recompiles))]
+    return [call(i, signature=state, recompiles=(r,) if r else ()) for i, (state, r) in enumerate(zip(states, recompiles))]
 
 
 def storm(calls):
@@ -60,16 +60,23 @@ def test_calls_whose_state_could_not_be_read_never_repeat():
     assert storm(_calls(["", ""], [None, VALUE])) is None
 
 
-def test_identity_guards_on_fresh_objects_are_documented_specialisation():
+def test_identity_guards_on_fresh_objects_are_documented_and_a_finding_only_at_the_limit():
     identity = Recompile("f@m.py:1", "___check_obj_id(L['c'], 944)")
-    found = storm(_calls(["a", "a", "a"], [None, identity, identity]))
-    assert found.verdict is Verdict.SPECIALIZATION and found.key == "repeat:object identity"
+    assert storm(_calls(["a", "a", "a"], [None, identity, identity])) is None
+    found = storm(_calls(["a"] * 9, [None] + [identity] * 7 + [replace(identity, limit=True)]))
+    assert found.verdict is Verdict.SPECIALIZATION and found.key == "limit:object identity"
+    assert "objects made afresh for every call" in found.reason
 
 
 def test_values_specialised_in_a_resume_function_are_documented():
     resumed = Recompile("torch_dynamo_resume_in_h_at_37@m.py:37", "idx[0] == 0")
-    found = storm(_calls(["a", "a"], [None, resumed]))
+    assert storm(_calls(["a", "a"], [None, resumed])) is None
+    found = storm(_calls(["a"] * 9, [None] + [resumed] * 7 + [replace(resumed, limit=True)]))
     assert found.verdict is Verdict.SPECIALIZATION and "after a graph break" in found.reason
+
+
+def test_functions_made_afresh_are_documented_too():
+    assert guard_kind("CodeGuardAccessor: Not a function on act.__code__") == "function identity"
 
 
 def test_a_real_repeat_outranks_documented_ones():
