@@ -27,8 +27,9 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9_.]+")
 SEVERITY = {  # TAXONOMY.md, "Symptoms": what is not a frontend bug is kept apart
     Verdict.FULLGRAPH_BREAK: "low: Dynamo refuses a graph break where the program asked for none (fullgraph=True, "
                              "nopython=True or error_on_graph_break(True)): a graph break, not a wrong result",
-    Verdict.SPECIALIZATION: "low: recompiles that documented specialisation explains (a Python scalar or attribute "
-                            "that changes on every call, identity guards on fresh objects): not a wrong result",
+    Verdict.SPECIALIZATION: "low: specialisation Dynamo documents (recompiles on a Python scalar or attribute that "
+                            "changes on every call, identity guards on fresh objects, a dimension marked dynamic "
+                            "that the code specialises): not a wrong result",
     Verdict.BACKEND_FAILURE: "out of scope: the backend failed, not the frontend; check whether backend='eager' fails too",
 }
 
@@ -54,7 +55,7 @@ class Signature:
                 if divergence else ""
             return cls(verdict.name, exception=swallowed, observation=observed)
         if verdict in (Verdict.RECOMPILE_STORM, Verdict.SPECIALIZATION):
-            return cls(verdict.name, location=judgement.key)
+            return cls(verdict.name, exception=exc.short_type if exc else "", location=judgement.key)
         if verdict is Verdict.HANG:
             return cls(verdict.name)
         if exc is None:  # died by a signal, exited, ran out of memory

@@ -92,6 +92,8 @@ class CallRecord:
     resets: int = 0  # torch._dynamo.reset() calls the program made before this call ended
     error_on_graph_break: bool = False  # torch._dynamo.error_on_graph_break's setting when the call began
     test: str = ""  # the unittest test running when the call was made ("Tests.test_add"), if any
+    entry_code: str = ""  # the compiled callable's own code object, as Recompile.code names it
+    stdout_at: int = 0  # characters the program had printed when the call began
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,11 +15,12 @@ own unittest tests is judged test by test, the same way.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 from dataclasses import dataclass
 
 from mutator.breaks import BreakMode, BreakRegions
 from mutator.compare import Divergence, compare_observations, exceptions_match
-from mutator.observation import CallRecord, ExecResult, Observation, Outcome, TestOutcome
+from mutator.observation import CallRecord, ExecResult, Observation, Outcome, Stdout, TestOutcome
 from mutator.program import Program
 from mutator.storms import recompile_storm
 from mutator.values import ExceptionInfo
@@ -27,6 +28,7 @@ from mutator.verdict import Verdict
 
 BACKEND_FAILED = "BackendCompilerFailed"
 UNSUPPORTED = "Unsupported"
+CONSTRAINT_VIOLATED = "ConstraintViolationError"  # a mark_dynamic dimension the code specialises
 EXPLICIT_BREAK = "Call to `torch._dynamo.graph_break()`"  # the gb_type of a break the program asks for
 CHECK, COMPILER_CHECK = "check", "compiler"  # ExceptionInfo.check (runtime.checks)
 _FAILED_TESTS = ("fail", "error")
@@ -118,6 +120,8 @@ class Oracle:
             mode = context.mode(c)
             if eager_stop is not None and e.exception is None and c.exception is not None \
                     and c.exception.involves(UNSUPPORTED) and mode.errors:
+                if not refusals:  # what the refused call would have printed eagerly has no counterpart
+                    eager, compiled = _printed_before(eager, e.stdout_at), _printed_before(compiled, c.stdout_at)
                 refusals.append(f"call {c.index + 1}: Unsupported under {mode.why}")
                 mask = mask | {f"call {c.index + 1} ({c.label})"}  # the refusal the program checks for itself
                 continue
@@ -186,6 +190,16 @@ class Oracle:
         calls = compiled.observation.calls
         if failing is not None and failing < len(calls) and calls[failing].exception is None:
             return self._call_exception(eager.observation.calls[failing], calls[failing], context)
+        if failing is not None and failing < len(calls) and compiled.outcome is Outcome.COMPLETED:
+            refused = calls[failing].exception
+            mode = context.mode(calls[failing])
+            if refused is not None and refused.involves(UNSUPPORTED) and mode.errors:
+                # Under no-graph-break modes an exception seen while tracing is an Unsupported
+                # ("Observed exception"), as Dynamo documents; the program expected and caught it.
+                return Judgement(Verdict.PASS, f"the program's own checks decide: call {failing + 1} raised "
+                                               f"{eager_exc.short_type if eager_exc else 'an exception'} eagerly and "
+                                               f"Unsupported under {mode.why}, which the program expects and "
+                                               "catches", eager_exception=eager_exc)
         if compiled.outcome is Outcome.COMPLETED and eager.outcome in (Outcome.RAISED, Outcome.EXITED):
             return Judgement(Verdict.MISMATCH, f"eager {eager.detail or what}, but the compiled run completed",
                              eager_exception=eager_exc,
@@ -234,6 +248,12 @@ def classify_exception(exc: ExceptionInfo, mode: BreakMode, context: str) -> Jud
     """An exception that only the compiled run raised: which kind of finding it is."""
     if exc.involves(BACKEND_FAILED):
         return Judgement(Verdict.BACKEND_FAILURE, f"{context} {exc.one_line()}", exception=exc)
+    if exc.involves(CONSTRAINT_VIOLATED):
+        # The program asked for a dynamic dimension (mark_dynamic) that its code specialises:
+        # Dynamo refuses, as documented (maybe_mark_dynamic would not).
+        return Judgement(Verdict.SPECIALIZATION, f"{context} {exc.one_line()}: a dimension marked dynamic is "
+                                                 "specialised by the code, which Dynamo refuses as documented",
+                         exception=exc, key="constraint violated")
     if exc.involves(UNSUPPORTED) and mode.errors:
         if exc.gb_type == EXPLICIT_BREAK:
             # The program asks for a break and for no breaks: Dynamo is right to refuse.
@@ -330,6 +350,17 @@ def _unit(run: ExecResult, test: str, outcome: TestOutcome | None, *, keep_outpu
                                stdout=observation.stdout if keep_output else None)
     outcome_ = Outcome.COMPLETED if run.outcome is Outcome.EXITED and observation.exit_code is not None else run.outcome
     return dataclasses.replace(run, observation=unit, outcome=outcome_)
+
+
+def _printed_before(run: ExecResult, position: int) -> ExecResult:
+    """`run` with only what it printed before `position` (characters) left in its stdout."""
+    stdout = run.observation.stdout
+    if stdout is None or stdout.truncated or position >= stdout.length:
+        return run
+    text = stdout.head[:position]
+    digest = hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    cut = Stdout(text, len(text), digest, digest)
+    return dataclasses.replace(run, observation=dataclasses.replace(run.observation, stdout=cut))
 
 
 def _severity(verdict: Verdict) -> tuple[int, int]:

@@ -9,7 +9,10 @@ metadata with strides and dispatch keys and their Python values, since tensor va
 not guarded; the compiled module or closure; grad, autocast and default-dtype modes; RNG
 states; dynamic-shape marks, `training` flags and hooks; every program global): its
 guards then fail on the state they were built for, unless they guard the identity of an
-object made afresh for the call or a value computed after a graph break, as Dynamo
+object made afresh for the call, or the recompiled code object is not the call's own
+but one Dynamo reached inside it (a resume function after a graph break, a
+`__torch_function__`, a helper) whose arguments come from tensor values that differ
+between the two calls: values computed after a graph break are specialised, as Dynamo
 documents. A code object that hits the recompile limit without a real repeat is
 documented specialisation, kept apart at low severity with Dynamo's own hint.
 
@@ -48,6 +51,8 @@ def guard_kind(reason: str) -> str:
         return "type identity"
     if "__code__" in reason or "FUNCTION_MATCH" in reason or "CLOSURE_MATCH" in reason:
         return "function identity"
+    if "expected type of" in reason or "isinstance" in reason or "type(" in reason:
+        return "type"
     if "deallocated" in reason or "invalidated" in reason:
         return "deallocated object"
     if "BACKEND_MATCH" in reason:
@@ -67,10 +72,10 @@ def guard_kind(reason: str) -> str:
 
 def recompile_storm(observation: Observation) -> Storm | None:
     """The storm in a compiled run: a real one first, else documented specialisation, else None."""
-    repeats: list[tuple[CallRecord, Recompile, int]] = []
+    repeats: list[tuple[CallRecord, Recompile, CallRecord]] = []
     limits: dict[str, list[Recompile]] = defaultdict(list)
     compiles: dict[str, int] = defaultdict(int)
-    seen: dict[int, dict[str, int]] = defaultdict(dict)  # reset epoch -> exact state -> first call index
+    seen: dict[int, dict[str, CallRecord]] = defaultdict(dict)  # reset epoch -> state -> first call with it
     for call in observation.calls:
         epoch = seen[call.resets]
         earlier = epoch.get(call.signature) if call.signature else None
@@ -81,31 +86,34 @@ def recompile_storm(observation: Observation) -> Storm | None:
             if earlier is not None:
                 repeats.append((call, recompile, earlier))
         if call.signature:
-            epoch.setdefault(call.signature, call.index)
-    real = [r for r in repeats if not _documented(r[1])]
+            epoch.setdefault(call.signature, call)
+    real = [r for r in repeats if not _documented(*r)]
     if real:
         call, recompile, earlier = real[0]
         kind = guard_kind(recompile.reason)
         return Storm(Verdict.RECOMPILE_STORM,
                      f"{recompile.code} recompiled on call {call.index + 1}, whose inputs and state repeat call "
-                     f"{earlier + 1} exactly (guard failure: {recompile.reason})", f"repeat:{kind}")
+                     f"{earlier.index + 1} exactly (guard failure: {recompile.reason})", f"repeat:{kind}")
     if limits:
         code, hits = next(iter(limits.items()))
         last = hits[-1]
         kind = guard_kind(last.reason)
         documented = [r for r in repeats if r[1].code == code]
         why = ("on states that never repeat" if not documented else
-               "on calls whose state repeats, guarding a value computed after a graph break" if kind == "value"
-               else f"on calls whose state repeats, guarding the {kind} of objects made afresh for every call")
+               f"on calls whose state repeats, guarding the {kind} of objects made afresh for every call"
+               if kind in IDENTITY_KINDS else "on values computed from tensors inside the calls")
         return Storm(Verdict.SPECIALIZATION,
                      f"{code} hit Dynamo's recompile limit after {compiles[code]} recompilations {why}: documented "
                      f"specialisation (last guard failure: {last.reason}){_hint(last)}", f"limit:{kind}")
     return None
 
 
-def _documented(recompile: Recompile) -> bool:
-    kind = guard_kind(recompile.reason)
-    return kind in IDENTITY_KINDS or kind == "value" and recompile.code.startswith(RESUME_PREFIX)
+def _documented(call: CallRecord, recompile: Recompile, earlier: CallRecord) -> bool:
+    """Whether documented specialisation explains recompiling on a repeated state."""
+    if guard_kind(recompile.reason) in IDENTITY_KINDS:
+        return True
+    inner = recompile.code != call.entry_code or recompile.code.startswith(RESUME_PREFIX)
+    return inner and call.exact_signature != earlier.exact_signature  # fed by tensor values that changed
 
 
 def _hint(recompile: Recompile) -> str:

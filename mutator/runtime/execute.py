@@ -56,6 +56,11 @@ class BoundedStdout(io.TextIOBase):
         return True
 
     @property
+    def position(self) -> int:
+        """Characters written so far (withheld ones not counted)."""
+        return self._length
+
+    @property
     def encoding(self) -> str:  # type: ignore[override]
         return "utf-8"
 
@@ -119,6 +124,7 @@ def run_program(program: Program, mode: Mode, config: RunConfig, emit: Callable[
     source = ProgramSource(program.name, program.source)
     session = Session(mode, config, emit, source, library_bound_names(program.source))
     stdout = BoundedStdout(config.stdout_limit, CompilerPrints(source))
+    session.stdout_position = lambda: stdout.position
     name = HARNESS_MODULE if program.form is ProgramForm.HARNESS else "__main__"
     module = types.ModuleType(name)
     module.__file__ = program.name

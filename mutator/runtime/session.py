@@ -18,7 +18,6 @@ import random
 import re
 import sys
 import types
-import unittest
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -30,14 +29,11 @@ from mutator.observation import CallRecord, CompiledCallable, Mode, Recompile, R
 from mutator.runtime.checks import ProgramSource
 from mutator.runtime.errors import exception_info
 from mutator.runtime.snapshot import signature_of, snapshot
+from mutator.runtime.unittests import TestRecorder
 from mutator.values import OpaqueValue
 
 _INDUCTOR_ONLY_OPTIONS = ("mode", "options")
 _HINT = re.compile(r"\(HINT: (.*?)\)\s*$", re.DOTALL)
-_TEST_STATUSES = {  # unittest.TestResult method -> how the test ended, and where its error is
-    "addSuccess": ("pass", None), "addFailure": ("fail", 1), "addError": ("error", 1), "addSkip": ("skip", None),
-    "addExpectedFailure": ("xfail", None), "addUnexpectedSuccess": ("xpass", None),
-}
 
 
 class Session:
@@ -57,9 +53,10 @@ class Session:
         self.program_globals: dict[str, Any] = {}
         self.tests: list[TestOutcome] = []
         self.current_test = ""
+        self.stdout_position: Callable[[], int] = lambda: 0
         self._labels: set[str] = set()
         self._codes: dict[str, str] = {}  # Dynamo's frame id ("0" of compile id "0/3") -> code key
-        self._escaped: dict[int, tuple[int, BaseException]] = {}  # id(exception) -> (call index, exception)
+        self._escaped: tuple[int, BaseException] | None = None  # the last call's exception, and the call
 
     # -- torch.compile and torch._dynamo.optimize, as the program sees them -----------------
     @contextlib.contextmanager
@@ -73,55 +70,11 @@ class Session:
         torch.compile = functools.partial(self.compile, real_compile)  # type: ignore[assignment]
         torch._dynamo.optimize = functools.partial(self.optimize, real_compile, real_optimize)  # type: ignore[assignment]
         torch._dynamo.reset = counting_reset  # type: ignore[assignment]
-        with self._recording_tests():
+        with TestRecorder(self).recording():
             try:
                 yield
             finally:
                 torch.compile, torch._dynamo.optimize, torch._dynamo.reset = real_compile, real_optimize, real_reset
-
-    @contextlib.contextmanager
-    def _recording_tests(self) -> Iterator[None]:
-        """Record how each unittest test of the program ends (unittest itself only prints it)."""
-        result_type = unittest.TestResult
-        originals = {name: result_type.__dict__[name] for name in (*_TEST_STATUSES, "addSubTest", "startTest",
-                                                                   "stopTest")}
-
-        def start(result: Any, test: Any) -> Any:
-            self.current_test = _test_id(test)
-            return originals["startTest"](result, test)
-
-        def stop(result: Any, test: Any) -> Any:
-            self.current_test = ""
-            return originals["stopTest"](result, test)
-
-        def recording(name: str) -> Callable[..., Any]:
-            status, err_at = _TEST_STATUSES[name]
-
-            def add(result: Any, test: Any, *rest: Any) -> Any:
-                self._test_outcome(test, status, rest[err_at - 1] if err_at else None)
-                return originals[name](result, test, *rest)
-            return add
-
-        def add_subtest(result: Any, test: Any, subtest: Any, err: Any) -> Any:
-            if err is not None:
-                failed = issubclass(err[0], test.failureException)
-                self._test_outcome(subtest, "fail" if failed else "error", err)
-            return originals["addSubTest"](result, test, subtest, err)
-
-        for name in _TEST_STATUSES:
-            setattr(result_type, name, recording(name))
-        result_type.addSubTest = add_subtest  # type: ignore[method-assign]
-        result_type.startTest, result_type.stopTest = start, stop  # type: ignore[method-assign]
-        try:
-            yield
-        finally:
-            for name, original in originals.items():
-                setattr(result_type, name, original)
-
-    def _test_outcome(self, test: Any, status: str, err: Any) -> None:
-        exc = err[1] if isinstance(err, tuple) and len(err) == 3 and isinstance(err[1], BaseException) else None
-        info = exception_info(exc, self.program) if exc is not None else None
-        self.tests.append(TestOutcome(_test_id(test), status, info, self.escaped_from(exc) if exc else None))
 
     def compile(self, real_compile: Callable[..., Any], model: Any = None, /, **kwargs: Any) -> Any:
         if _called_from_torch():  # torch's own use of torch.compile is not the program's
@@ -180,28 +133,32 @@ class Session:
         """Run one outermost call through `recorder` and emit its CallRecord."""
         index = self.calls
         self.calls += 1
-        entry_state = (_target_state(recorder._target), args, kwargs, _global_state(), self.globals_view())
-        signature, exact = _safe(lambda: signature_of(entry_state), ("", ""))
+        signature, exact = _safe(lambda: signature_of(
+            (_target_state(recorder._target), args, kwargs, _global_state(), self.globals_view())), ("", ""))
         error_on_graph_break = bool(dynamo_utils._get_error_on_graph_break())
         if self.mode is Mode.REFERENCE:
             args, kwargs = _to_float64(args), _to_float64(kwargs)
         compiles_before = len(dynamo_utils.get_compilation_metrics())
         call = functools.partial(CallRecord, index=index, label=recorder._label, signature=signature,
                                  exact_signature=exact, error_on_graph_break=error_on_graph_break,
-                                 test=self.current_test)
+                                 test=self.current_test, entry_code=_safe(lambda: _entry_code(recorder._target), ""),
+                                 stdout_at=self.stdout_position())
         try:
             result = recorder._compiled(*args, **kwargs)
         except BaseException as exc:
-            self._escaped[id(exc)] = (index, exc)
+            self._escaped = (index, exc)
             self._emit_call(call, args, kwargs, compiles_before, exception=exc)
             raise
         self._emit_call(call, args, kwargs, compiles_before, result=result)
         return result
 
     def escaped_from(self, exc: BaseException) -> int | None:
-        """The index of the recorded call `exc` escaped from, or None if the program raised it itself."""
-        entry = self._escaped.get(id(exc))
-        return entry[0] if entry is not None and entry[1] is exc else None
+        """The index of the recorded call `exc` escaped from, or None if the program raised it itself.
+
+        An exception that escapes a call and is not caught ends the program (or the test) at
+        once, so the last call's exception is the only candidate.
+        """
+        return self._escaped[0] if self._escaped is not None and self._escaped[1] is exc else None
 
     def _emit_call(self, call: Callable[..., CallRecord], args: tuple[Any, ...], kwargs: dict[str, Any],
                    compiles_before: int, *, result: Any = None, exception: BaseException | None = None) -> None:
@@ -308,11 +265,6 @@ def _called_from_torch() -> bool:
     return (caller == "torch" or caller.startswith("torch.")) and caller != "torch.nn.modules.module"
 
 
-def _test_id(test: Any) -> str:
-    """"Tests.test_add" for __main__.Tests.test_add (and for a subtest, its description too)."""
-    return _safe(lambda: str(test.id()).split(".", 1)[-1], "?")
-
-
 def _backend_name(backend: Any) -> str:
     if isinstance(backend, str):
         return backend
@@ -321,6 +273,16 @@ def _backend_name(backend: Any) -> str:
 
 def _code_key(metrics: Any) -> str:
     return f"{metrics.co_name}@{os.path.basename(metrics.co_filename or '?')}:{metrics.co_firstlineno}"
+
+
+def _entry_code(target: Any) -> str:
+    """The code object Dynamo compiles first for `target`, keyed like `_code_key` does."""
+    if isinstance(target, torch.nn.Module):
+        target = type(target).forward
+    code = getattr(getattr(target, "__func__", target), "__code__", None)
+    if code is None:
+        return ""
+    return f"{code.co_name}@{os.path.basename(code.co_filename)}:{code.co_firstlineno}"
 
 
 def _frame_id(metrics: Any) -> str:
@@ -339,6 +301,9 @@ def _global_state() -> tuple[Any, ...]:
         torch.is_autocast_enabled("cpu"),
         str(torch.get_autocast_dtype("cpu")),
         torch.are_deterministic_algorithms_enabled(),
+        torch.get_num_threads(),
+        torch._C._is_torch_function_enabled(),
+        torch.autograd._profiler_enabled(),
         bool(dynamo_utils._get_error_on_graph_break()),
         _digest(torch.get_rng_state().numpy().tobytes()),
         _digest(repr(random.getstate()).encode()),

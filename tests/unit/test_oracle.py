@@ -1,4 +1,5 @@
 import textwrap
+from dataclasses import replace
 
 import pytest
 
@@ -84,6 +85,12 @@ def test_unsupported_without_any_no_break_mode_is_a_crash():
     unsupported = exc(UNSUPPORTED)
     judgement = oracle.judge(run(calls=[call(result=1)]), compiled_run(calls=[call(exception=unsupported)]))
     assert judgement.verdict is Verdict.CRASH
+
+
+def test_a_dimension_marked_dynamic_that_the_code_specialises_is_documented():
+    violated = exc("torch.fx.experimental.symbolic_shapes.ConstraintViolationError", "Constraints violated")
+    judgement = oracle.judge(run(calls=[call(result=1)]), compiled_run(calls=[call(exception=violated)]))
+    assert judgement.verdict is Verdict.SPECIALIZATION and judgement.key == "constraint violated"
 
 
 def test_backend_compiler_failed_is_a_backend_failure():
@@ -181,6 +188,27 @@ def test_the_refusal_a_script_checks_for_is_not_a_finding():
     compiled = with_fullgraph(compiled_run(calls=[call(exception=refused)]))
     judgement = oracle.judge(eager, compiled)
     assert judgement.verdict is Verdict.PASS and "expects Dynamo to refuse" in judgement.reason
+
+
+def test_an_error_that_fullgraph_turns_into_the_unsupported_a_test_expects_passes():
+    eager = run(outcome=Outcome.RAISED, calls=[call(exception=exc("TypeError"))], uncaught=exc("TypeError"),
+                uncaught_call=0)
+    observed = exc(UNSUPPORTED, "Observed exception", gb_type="Observed exception")
+    judgement = oracle.judge(eager, with_fullgraph(compiled_run(calls=[call(exception=observed)])))
+    assert judgement.verdict is Verdict.PASS and "which the program expects and catches" in judgement.reason
+    crashed = with_fullgraph(compiled_run(calls=[call(exception=observed)], outcome=Outcome.RAISED,
+                                          uncaught=observed, uncaught_call=0))
+    assert oracle.judge(eager, crashed).verdict is Verdict.INVALID  # both runs failed in the call
+
+
+def test_what_a_refused_call_printed_eagerly_is_not_compared():
+    refused = exc(UNSUPPORTED, gb_type="Failed to trace builtin operator")
+    eager = run(calls=[call(result=1)], **_stopped(11, "expected Unsupported"), text="start\nside effect\n")
+    compiled = with_fullgraph(compiled_run(calls=[call(exception=refused)], text="start\n"))
+    starts_after_start = [replace(c, stdout_at=6) for c in (eager.observation.calls[0], compiled.observation.calls[0])]
+    eager = replace(eager, observation=replace(eager.observation, calls=(starts_after_start[0],)))
+    compiled = replace(compiled, observation=replace(compiled.observation, calls=(starts_after_start[1],)))
+    assert oracle.judge(eager, compiled).verdict is Verdict.PASS
 
 
 def test_an_own_assert_failing_only_compiled_at_top_level_is_a_mismatch_not_a_crash():

@@ -9,16 +9,24 @@ from mutator.verdict import Verdict
 from tests.helpers import call
 
 
-def _calls(states, recompiles):
-    """One call per state ("" = no signature); `recompiles[i]`: the Recompile of call i, or None."""
-    return [call(i, signature=state, recompiles=(r,) if r else ()) for i, (state, r) in enumerate(zip(states, recompiles))]
+ENTRY = "forward@m.py:3"
+
+
+def _calls(states, recompiles, *, exact=None):
+    """One call per state ("" = no signature); `recompiles[i]`: the Recompile of call i, or None.
+
+    `exact[i]`: the state with tensor values; by default every call's tensor values differ.
+    """
+    exact = exact or [f"{state}/{i}" for i, state in enumerate(states)]
+    return [replace(call(i, signature=state, exact=values, recompiles=(r,) if r else ()), entry_code=ENTRY)
+            for i, (state, values, r) in enumerate(zip(states, exact, recompiles))]
 
 
 def storm(calls):
     return recompile_storm(Observation(calls=tuple(calls)))
 
 
-VALUE = Recompile("forward@m.py:3", "L['self'].calls == 1", hint="make this integer dynamic")
+VALUE = Recompile(ENTRY, "L['self'].calls == 1", hint="make this integer dynamic")
 
 
 @pytest.mark.parametrize("reason,kind", [
@@ -72,7 +80,14 @@ def test_values_specialised_in_a_resume_function_are_documented():
     resumed = Recompile("torch_dynamo_resume_in_h_at_37@m.py:37", "idx[0] == 0")
     assert storm(_calls(["a", "a"], [None, resumed])) is None
     found = storm(_calls(["a"] * 9, [None] + [resumed] * 7 + [replace(resumed, limit=True)]))
-    assert found.verdict is Verdict.SPECIALIZATION and "after a graph break" in found.reason
+    assert found.verdict is Verdict.SPECIALIZATION and "values computed from tensors" in found.reason
+
+
+def test_an_inner_frame_recompiling_on_the_same_tensor_values_is_a_storm():
+    inner = Recompile("__torch_function__@m.py:18", "expected type of 'args[0]' to be a tensor type")
+    assert storm(_calls(["a", "a"], [None, inner])) is None  # fed by tensor values that changed
+    found = storm(_calls(["a", "a"], [None, inner], exact=["a/1", "a/1"]))
+    assert found.verdict is Verdict.RECOMPILE_STORM and found.key == "repeat:type"
 
 
 def test_functions_made_afresh_are_documented_too():
