@@ -8,7 +8,11 @@ same pool, one after the other, and are measured alike: distinct arcs of torch/_
 (all, and beyond what the seeds' dry run covered), distinct graph-break types,
 distinct finding signatures.
 
-    python bench/guidance.py [--execs 300] [--schedule fast --schedule rare] [--seeds seeds/] [-j 2]
+    python bench/guidance.py [--execs 300] [--schedule fast --schedule rare] [--seeds seeds/ --seeds harvested/] [-j 2]
+
+`--seeds` is repeatable: with a harvested corpus beside the shipped seeds, compare the
+total arcs (the ceiling) with a run from the seeds alone; "new arcs" count from each
+run's own dry run.
 """
 
 from __future__ import annotations
@@ -67,12 +71,15 @@ def campaign_run(name: str, *, schedule: str, seeds, pool, out: Path, execs: int
     seed_breaks = set(checker.graph_breaks)
     base = fuzzer.session_execs
     curve: dict[int, int] = {}  # mutant checks done -> new arcs by then (the growth curve)
+    totals: dict[int, int] = {}  # mutant checks done -> all arcs by then
 
     def progress(_snapshot: dict) -> None:
         done = fuzzer.session_execs - base
         mark = next((m for m in CHECKPOINTS if m <= done and m not in curve), None)
         if mark is not None:
-            curve[mark] = sum(1 for f in fuzzer.coverage.hits if is_arc(f) and f not in seed_arcs)
+            arcs_now = {f for f in fuzzer.coverage.hits if is_arc(f)}
+            curve[mark] = len(arcs_now - seed_arcs)
+            totals[mark] = len(arcs_now)
 
     started = time.monotonic()
     fuzzer.run(Budget(max_execs=execs), on_progress=progress)
@@ -84,20 +91,22 @@ def campaign_run(name: str, *, schedule: str, seeds, pool, out: Path, execs: int
         new_arcs=len(arcs - seed_arcs), seed_arcs=len(seed_arcs), graph_breaks=len(checker.graph_breaks),
         new_graph_breaks=len(checker.graph_breaks - seed_breaks), signatures=len(fuzzer.store.findings),
         kinds=fuzzer.store.count_by_kind(), corpus=len(fuzzer.corpus), invalid=fuzzer.stats.invalid, curve=curve,
+        totals=totals,
     )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--execs", type=int, default=300, help="mutant checks per loop (after the dry run)")
-    parser.add_argument("--seeds", type=Path, default=ROOT / "seeds")
+    parser.add_argument("--seeds", type=Path, action="append", default=None,
+                        help="seed programs (repeatable; default: the shipped seeds)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("-j", "--jobs", type=int, default=None)
     parser.add_argument("--schedule", action="append", choices=sorted(SCHEDULES), default=None,
                         help="schedules of the guided loop (repeatable; default: rare)")
     args = parser.parse_args()
     loops = [(f"guided:{s}", s) for s in (args.schedule or ["rare"])] + [("unguided", "uniform")]
-    seeds, errors = load_programs([args.seeds])
+    seeds, errors = load_programs(args.seeds or [ROOT / "seeds"])
     assert not errors, errors
     with tempfile.TemporaryDirectory(prefix="mutator-guidance-") as tmp, \
             WorkerPool(workers=args.jobs, coverage=("torch/_dynamo",)) as pool:
@@ -116,6 +125,9 @@ def main() -> None:
     print("new arcs after N mutant checks: " + "  ".join(f"{m:>6}" for m in marks))
     for r in rows:
         print(f"  {r['name']:<29}" + "  ".join(f"{r['curve'][m]:6d}" for m in marks))
+    print("all arcs after N mutant checks:  " + "  ".join(f"{m:>6}" for m in marks))
+    for r in rows:
+        print(f"  {r['name']:<29}" + "  ".join(f"{r['totals'][m]:6d}" for m in marks))
     unguided = rows[-1]
     for guided in rows[:-1]:
         print(f"new arcs, {guided['name']} / unguided: {guided['new_arcs'] / max(1, unguided['new_arcs']):.2f}"

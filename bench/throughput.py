@@ -6,9 +6,12 @@
 (c) one warm process, no isolation: eager run, compiled run, compare, with
     `torch._dynamo.reset()` between programs: the physical limit.
 
-Prints per-program medians and the ratios (b)/(c) and (a)/(b).
+Prints per-program medians and the ratios (b)/(c) and (a)/(b); then what confirmation
+costs: how often a check pays a third eager run (only when two eager runs disagree: the
+mask of run-specific values must be confirmed), on the seeds and on the foreign-style
+programs with run-specific values, and what share of run time those third runs take.
 
-    python bench/throughput.py [--programs 20] [--seeds seeds/]
+    python bench/throughput.py [--programs 20] [--seeds seeds/] [--foreign tests/foreign/run_specific]
 """
 
 from __future__ import annotations
@@ -90,6 +93,38 @@ def pool_per_program(paths: list[str], workers: int) -> list[float]:
     return times
 
 
+def confirmation_cost(paths: list[Path]) -> dict[str, float]:
+    """Check every program once through a 2-worker pool; count eager runs and their seconds."""
+    from mutator.check import Checker
+    from mutator.observation import Mode
+    from mutator.pool import WorkerPool
+    from mutator.program import load_program
+
+    programs = [load_program(p) for p in paths]
+    with WorkerPool(workers=2) as pool:
+        pool.wait_ready()
+        results = [Checker(pool).check(program) for program in programs]
+    third = [r for r in results if sum(run.mode is Mode.EAGER for run in r.runs) >= 3]
+    return {
+        "checks": len(results),
+        "confirmed": sum(len(r.runs) > 2 for r in results),
+        "third": len(third),
+        "masked": sum(bool(r.judgement.masked) for r in results),
+        "third_seconds": sum([run for run in r.runs if run.mode is Mode.EAGER][2].seconds for r in third),
+        "run_seconds": sum(r.seconds for r in results),
+    }
+
+
+def shift_cost(repeat: int = 2000) -> float:
+    """Milliseconds per run that shifting the heap costs (every run pays it)."""
+    from mutator.runtime.execute import shift_addresses
+
+    started = time.perf_counter()
+    for _ in range(repeat):
+        shift_addresses()
+    return (time.perf_counter() - started) / repeat * 1000
+
+
 def passing_seeds(seeds: Path, limit: int) -> list[str]:
     known = set(json.loads((seeds / "known_findings.json").read_text()))
     paths = [p for p in sorted(seeds.rglob("*.py")) if p.relative_to(seeds).as_posix() not in known]
@@ -101,6 +136,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--programs", type=int, default=20)
     parser.add_argument("--seeds", type=Path, default=ROOT / "seeds")
+    parser.add_argument("--foreign", type=Path, default=ROOT / "tests" / "foreign" / "run_specific")
     parser.add_argument("--single", help=argparse.SUPPRESS)
     parser.add_argument("--in-process", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -125,6 +161,14 @@ def main() -> None:
     print(f"  (c) one warm process, no isolation {med['c'] * 1000:7.1f} ms")
     print(f"  (b)/(c) = {med['b2'] / med['c']:.2f} with 2 workers, {med['b1'] / med['c']:.2f} with 1   (target <= 1.3)")
     print(f"  (a)/(b) = {med['a'] / med['b2']:.1f} with 2 workers, {med['a'] / med['b1']:.1f} with 1   (target >= 30)")
+
+    print("confirmation, 2 workers, every program checked once:")
+    for name, folder in (("seeds", args.seeds), ("foreign run-specific", args.foreign)):
+        cost = confirmation_cost(sorted(folder.rglob("*.py")))
+        share = cost["third_seconds"] / cost["run_seconds"] if cost["run_seconds"] else 0.0
+        print(f"  {name:22} {cost['checks']:3.0f} checks, {cost['confirmed']:3.0f} confirmed, {cost['masked']:3.0f} "
+              f"masked; third eager runs {cost['third']:3.0f}, {share:5.1%} of all run time")
+    print(f"  shifting the heap before each run: {shift_cost():.3f} ms per run")
 
 
 if __name__ == "__main__":
