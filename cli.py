@@ -286,6 +286,124 @@ def _print_summary(fuzzer: Fuzzer) -> None:
         click.echo(f"  {len(fuzzer.set_aside)} seeds set aside (see {fuzzer.campaign.root / 'set_aside.json'})")
 
 
+@main.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True))
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True,
+              help="Where the programs go (and findings/ for tests that already fail); may exist.")
+@click.option("--coverage-include", multiple=True, default=("torch/_dynamo",), show_default=True,
+              help="Paths under site-packages whose arcs tell duplicates apart (repeatable).")
+@run_options
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+def harvest(paths: tuple[str, ...], out: Path, coverage_include: tuple[str, ...], backend: str, timeout: float,
+            memory_mb: int, jobs: int | None, as_json: bool) -> None:
+    """Programs from test files and reproducer scripts: one per test that compiles something.
+
+    Every candidate is checked through the pool: valid ones are written to --out with a
+    provenance header, duplicates (same coverage) dropped, failing ones filed in
+    --out/findings/. Exit status: 0, or 2 when a file could not be read.
+    """
+    from mutator.harvest.harvester import Harvester
+
+    console = Console(stderr=True)
+    config = RunConfig(backend=backend, timeout=timeout, memory_mb=memory_mb)
+    try:
+        with WorkerPool(workers=jobs, config=config, coverage=coverage_include) as pool:
+            torch_version = pool.wait_ready()[0].torch_version
+            harvester = Harvester(Checker(pool).check, FindingStore(out, torch_version=torch_version,
+                                                                    backend=backend),
+                                  out, torch_version=torch_version, workers=pool.size)
+            report = _harvest_with_progress(harvester, paths, console, show=not as_json)
+    except PoolError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(EXIT_USAGE)
+    for error in report.errors:
+        click.echo(f"error: {error}", err=True)
+    if as_json:
+        click.echo(json.dumps(report.as_json(), indent=2))
+    else:
+        _print_harvest(Console(width=None if sys.stdout.isatty() else 200), report, out)
+    if report.errors:
+        sys.exit(EXIT_USAGE)
+
+
+def _harvest_with_progress(harvester, paths, console: Console, *, show: bool):  # type: ignore[no-untyped-def]
+    from mutator.harvest.harvester import HarvestReport
+
+    report = HarvestReport()
+    candidates = harvester.candidates(paths, report)
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=console, transient=True, disable=not show) as progress:
+        task = progress.add_task("validating", total=len(candidates))
+        harvester.validate(candidates, report, progress=lambda n: progress.advance(task, n))
+    return report
+
+
+def _print_harvest(console: Console, report, out: Path) -> None:  # type: ignore[no-untyped-def]
+    table = Table(show_header=False)
+    table.add_column("what")
+    table.add_column("count", justify="right")
+    rows = [("files read", report.files), ("test files", report.test_files), ("reproducer scripts", report.scripts),
+            ("tests found", report.tests_found), ("candidate programs", report.candidates),
+            ("not programs (helpers)", len(report.not_programs)),
+            ("programs written", len(report.written)), ("skipped when run", report.skipped),
+            ("duplicates (same coverage)", report.duplicates), ("unstable", report.unstable),
+            ("already failing (filed)", len(report.already_failing))]
+    rows += [(f"not harvested: {why}", n) for why, n in sorted(report.not_harvested.items())]
+    rows += [(f"invalid: {why}", n) for why, n in sorted(report.invalid.items())]
+    for what, n in rows:
+        table.add_row(what, str(n))
+    console.print(table)
+    for failing in report.already_failing:
+        console.print(f"  [bold red]{failing['verdict']}[/] {failing['origin']}: {failing['reason'][:160]}")
+    console.print(f"programs in {out}/, findings in {out}/findings/")
+
+
+@main.command()
+@click.argument("dirs", nargs=-1, required=True, type=click.Path(exists=True))
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True,
+              help="An empty (or new) directory for the minimised corpus.")
+@click.option("--coverage-include", multiple=True, default=("torch/_dynamo",), show_default=True,
+              help="Paths under site-packages whose arcs are features, for programs without stored ones.")
+@run_options
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+def minimize(dirs: tuple[str, ...], out: Path, coverage_include: tuple[str, ...], backend: str, timeout: float,
+             memory_mb: int, jobs: int | None, as_json: bool) -> None:
+    """The smallest set of programs covering every feature of DIRS (campaign directories or folders).
+
+    Features come from queue sidecars; programs without them run once, compiled, through
+    the pool. Nothing in DIRS changes.
+    """
+    from mutator.features import semantic_features
+    from mutator.minimize import minimize as minimize_corpus
+    from mutator.observation import Mode
+
+    if out.exists() and any(out.iterdir()):
+        click.echo(f"error: {out}/ is not empty; choose a new directory for the minimised corpus", err=True)
+        sys.exit(EXIT_USAGE)
+    config = RunConfig(backend=backend, timeout=timeout, memory_mb=memory_mb)
+
+    def features_of(programs):  # type: ignore[no-untyped-def]
+        if not programs:
+            return []
+        with WorkerPool(workers=jobs, config=config, coverage=coverage_include) as pool:
+            runs = [f.result() for f in [pool.submit(p, Mode.COMPILED) for p in programs]]
+        return [(run.features | semantic_features(run), run.seconds) for run in runs]
+
+    try:
+        summary = minimize_corpus(dirs, out, features_of=features_of)
+    except PoolError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(EXIT_USAGE)
+    for error in summary["errors"]:  # type: ignore[union-attr]
+        click.echo(f"error: {error}", err=True)
+    if as_json:
+        click.echo(json.dumps(summary, indent=2))
+    else:
+        click.echo(f"{summary['programs_before']} programs, {summary['features_before']} features -> "
+                   f"{summary['programs_after']} programs, {summary['features_after']} features in {out}/ "
+                   f"({summary['ran']} run for their features)")
+
+
 @main.command(name="mutate")
 @click.argument("path", type=click.Path(exists=True, dir_okay=False))
 @click.option("--op", "op_ids", multiple=True, help="Only this operator (repeatable), e.g. E2.wrap_in_try.")

@@ -35,12 +35,7 @@ class Program:
     @classmethod
     def from_source(cls, source: str, name: str) -> Program:
         """Validate `source` and detect its form; raises ProgramError naming `name`."""
-        try:
-            tree = ast.parse(source, filename=name)
-        except SyntaxError as exc:
-            where = f"{name}:{exc.lineno}" if exc.lineno else name
-            raise ProgramError(f"{where}: does not parse ({exc.msg}); fix the syntax") from None
-        return cls(source=source, form=_detect_form(tree, name), name=name)
+        return cls(source=source, form=_detect_form(parse_source(source, name), name), name=name)
 
     @property
     def digest(self) -> str:
@@ -48,8 +43,22 @@ class Program:
         return hashlib.sha1(self.source.encode()).hexdigest()[:12]
 
 
+def parse_source(source: str, name: str) -> ast.Module:
+    """The syntax tree of `source`, or a one-line ProgramError naming `name` and the line."""
+    try:
+        return ast.parse(source, filename=name)
+    except SyntaxError as exc:
+        where = f"{name}:{exc.lineno}" if exc.lineno else name
+        raise ProgramError(f"{where}: does not parse ({exc.msg}); fix the syntax") from None
+
+
 def load_program(path: str | Path) -> Program:
     """Read one program file; raises ProgramError with a one-line message."""
+    return Program.from_source(read_source(path), str(path))
+
+
+def read_source(path: str | Path) -> str:
+    """A Python file's text; raises ProgramError when it is unreadable, not UTF-8, or binary."""
     path = Path(path)
     try:
         data = path.read_bytes()
@@ -64,24 +73,27 @@ def load_program(path: str | Path) -> Program:
         ) from None
     if "\x00" in source:
         raise ProgramError(f"{path}: contains NUL bytes, so it is not Python source")
-    return Program.from_source(source, str(path))
+    return source
 
 
 def discover(paths: list[str | Path]) -> list[Path]:
     """Expand files and directories into program files, in a stable order.
 
     Directories are searched recursively for `*.py`, skipping hidden and cache
-    directories and `__init__.py`; a file named explicitly is always taken.
+    directories, `__init__.py`, and the findings a campaign or a harvest filed beside its
+    programs (`findings/<signature>/finding.json`); a file named explicitly is always taken.
     """
     found: list[Path] = []
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
+            filed = {f.parent for f in path.rglob("finding.json") if f.parent != path}
             found.extend(
                 p
                 for p in sorted(path.rglob("*.py"))
                 if p.name != "__init__.py"
                 and not any(part.startswith((".", "__pycache__")) for part in p.relative_to(path).parts)
+                and not filed.intersection(p.parents)
             )
         else:
             found.append(path)

@@ -8,8 +8,9 @@ import pytest
 from mutator.program import Program
 
 SECRET = "sk-mutator-test-secret-never-visible"
-# tests/foreign holds programs to judge (some are unittest files), not tests of ours
-collect_ignore_glob = ["foreign/*"]
+# tests/foreign and tests/fixtures hold programs to judge and files to harvest (some are
+# unittest or pytest files), not tests of ours
+collect_ignore_glob = ["foreign/*", "fixtures/*"]
 
 
 def program(source: str, name: str = "prog.py") -> Program:

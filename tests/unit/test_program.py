@@ -108,3 +108,13 @@ def test_compile_only_inside_what_the_module_never_runs_keeps_harness_form(tail)
 def test_aliased_compile_called_at_module_level_is_a_script():
     source = "from torch import compile as jit\n" + HARNESS + "jit(fn)(*inputs())\n"
     assert Program.from_source(source, "s.py").form is ProgramForm.SCRIPT
+
+
+def test_discover_leaves_out_filed_findings_below_the_root(tmp_path: Path):
+    for rel in ("corpus/a.py", "findings/crash-x/first.py", "findings/crash-x/variants/00-A1.py"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(HARNESS)
+    (tmp_path / "findings/crash-x/finding.json").write_text("{}")
+    assert [p.relative_to(tmp_path).as_posix() for p in discover([tmp_path])] == ["corpus/a.py"]
+    finding = tmp_path / "findings" / "crash-x"
+    assert [p.name for p in discover([finding])] == ["first.py", "00-A1.py"]

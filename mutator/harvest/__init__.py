@@ -1,0 +1,1 @@
+"""`mutate harvest`: the corpus the user already has (test files and reproducer scripts)."""

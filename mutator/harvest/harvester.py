@@ -1,0 +1,212 @@
+"""Turn test files and reproducer scripts into validated programs (DESIGN.md, "Harvest").
+
+For every file: a test file gives one candidate per test that compiles something
+(`harvest.extract`); any other file that is a program (a reproducer script) is a
+candidate as it is. Every candidate is checked through the pool like any program: one
+that fails eagerly is dropped and counted by reason, one skipped at run time is
+counted, one with a bug verdict is filed in `DIR/findings/` (a test that already fails
+is worth knowing), and a passing one is written to DIR with a provenance header (and a
+JSON sidecar with its features, as a campaign's queue has) unless its coverage features
+or its text repeat a program already there. The harvesting process never imports or
+runs the files it reads.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from mutator import storage
+from mutator.check import CheckResult
+from mutator.features import semantic_features
+from mutator.findings import FindingStore
+from mutator.harvest.extract import Harvested, NotHarvested, extract, is_test_file
+from mutator.program import Program, ProgramError, discover, parse_source, read_source
+from mutator.verdict import Verdict
+
+SKIP_TYPES = ("unittest.case.SkipTest", "_pytest.outcomes.Skipped")
+_UNSAFE = re.compile(r"[^A-Za-z0-9_]+")
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    origin: str  # "path/test_x.py::Tests::test_add", or the script's path
+    program: Program
+
+
+@dataclass
+class HarvestReport:
+    """What harvesting found; field names are a stable interface (`--json`)."""
+
+    files: int = 0
+    test_files: int = 0
+    scripts: int = 0
+    tests_found: int = 0
+    candidates: int = 0
+    written: list[str] = field(default_factory=list)
+    not_harvested: Counter[str] = field(default_factory=Counter)  # compiles nothing, expected to fail, ...
+    skipped: int = 0  # skipped when run (skip decorators evaluated on this machine)
+    invalid: Counter[str] = field(default_factory=Counter)  # eager failure, by exception type
+    invalid_programs: list[dict[str, str]] = field(default_factory=list)  # origin and reason of each
+    unstable: int = 0
+    duplicates: int = 0
+    already_failing: list[dict[str, str]] = field(default_factory=list)
+    not_programs: list[str] = field(default_factory=list)  # files that are neither tests nor programs (helpers)
+    errors: list[str] = field(default_factory=list)  # files that cannot be read or parsed
+
+    def as_json(self) -> dict[str, object]:
+        return dict(files=self.files, test_files=self.test_files, scripts=self.scripts, tests_found=self.tests_found,
+                    candidates=self.candidates, written=len(self.written), programs=self.written,
+                    not_harvested=dict(self.not_harvested), skipped=self.skipped, invalid=dict(self.invalid),
+                    invalid_programs=self.invalid_programs, unstable=self.unstable, duplicates=self.duplicates,
+                    already_failing=self.already_failing,
+                    not_programs=self.not_programs, errors=self.errors)
+
+
+class Harvester:
+    def __init__(self, check: Callable[[Program], CheckResult], store: FindingStore, out: Path, *,
+                 torch_version: str, workers: int = 2, clock: Callable[[], float] = time.time) -> None:
+        self._check = check
+        self._store = store
+        self._out = out
+        self._torch = torch_version
+        self._workers = workers
+        self._clock = clock
+        self._seen_features: set[frozenset[int]] = set()
+        self._seen_sources: set[str] = set()
+        for path in self._existing():
+            self._seen_sources.add(_body_digest(read_source(path)))
+            sidecar = storage.read_json(path.with_suffix(".json")) if path.with_suffix(".json").exists() else {}
+            if isinstance(sidecar, dict) and sidecar.get("features"):
+                self._seen_features.add(frozenset(sidecar["features"]))
+
+    def candidates(self, paths: Iterable[str | Path], report: HarvestReport) -> list[Candidate]:
+        """Every candidate program of every file, with its provenance header; errors are reported."""
+        found: list[Candidate] = []
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self._clock()))
+        for path in discover(list(paths)):
+            report.files += 1
+            try:
+                source = _read(path)
+            except ProgramError as exc:
+                report.errors.append(str(exc))
+                continue
+            if is_test_file(source):
+                report.test_files += 1
+                for extraction in extract(source):
+                    report.tests_found += 1
+                    if isinstance(extraction, NotHarvested):
+                        report.not_harvested[_reason_kind(extraction.reason)] += 1
+                        continue
+                    origin = f"{path}::{extraction.test_id}"
+                    found.append(self._candidate(origin, _header(origin, stamp, self._torch) + extraction.source))
+                continue
+            try:
+                Program.from_source(source, str(path))
+            except ProgramError as exc:
+                report.not_programs.append(str(exc))
+                continue
+            report.scripts += 1
+            found.append(self._candidate(str(path), _header(str(path), stamp, self._torch) + source))
+        report.candidates = len(found)
+        return found
+
+    def harvest(self, paths: Iterable[str | Path]) -> HarvestReport:
+        report = HarvestReport()
+        self.validate(self.candidates(paths, report), report)
+        return report
+
+    def validate(self, found: list[Candidate], report: HarvestReport, *,
+                 progress: Callable[[int], None] = lambda n: None) -> None:
+        """Check every candidate (two per worker in flight) and write, file or count it."""
+        with ThreadPoolExecutor(max_workers=max(2, self._workers * 2)) as executor:
+            for candidate, result in zip(found, executor.map(lambda c: self._check(c.program), found)):
+                self._judge(candidate, result, report)
+                progress(1)
+
+    def _judge(self, candidate: Candidate, result: CheckResult, report: HarvestReport) -> None:
+        eager_exc = result.eager.uncaught
+        if eager_exc is not None and eager_exc.type_name in SKIP_TYPES:
+            report.skipped += 1
+            return
+        verdict = result.verdict
+        if verdict is Verdict.INVALID:
+            report.invalid[_invalid_kind(result)] += 1
+            report.invalid_programs.append(dict(origin=candidate.origin, reason=result.reason[:300]))
+            return
+        if verdict is Verdict.UNSTABLE:
+            report.unstable += 1
+            return
+        if verdict.is_finding:
+            finding, _ = self._store.record(result, provenance=f"seed:{candidate.origin}", parent=None, elapsed=0.0)
+            report.already_failing.append(dict(origin=candidate.origin, verdict=verdict.name, reason=result.reason,
+                                               finding=finding.directory))
+            return
+        features = result.compiled.features | semantic_features(result.compiled)
+        digest = _body_digest(candidate.program.source)
+        if digest in self._seen_sources or result.compiled.features and features in self._seen_features:
+            report.duplicates += 1
+            return
+        self._seen_sources.add(digest)
+        self._seen_features.add(features)
+        path = self._unique_path(candidate.origin)
+        storage.write_text(path, candidate.program.source)
+        storage.write_json(path.with_suffix(".json"), dict(origin=candidate.origin, seconds=round(result.seconds, 4),
+                                                            features=sorted(features)))
+        report.written.append(str(path))
+
+    def _candidate(self, origin: str, source: str) -> Candidate:
+        return Candidate(origin, Program.from_source(source, str(self._out / _file_name(origin))))
+
+    def _unique_path(self, origin: str) -> Path:
+        path = self._out / _file_name(origin)
+        n = 2
+        while path.exists():
+            path = path.with_name(f"{path.stem.rsplit('~', 1)[0]}~{n}.py")
+            n += 1
+        return path
+
+    def _existing(self) -> list[Path]:
+        return sorted(self._out.glob("*.py")) if self._out.is_dir() else []
+
+
+def _read(path: Path) -> str:
+    """A file's text, or a one-line ProgramError naming it: unreadable, not UTF-8, does not parse."""
+    source = read_source(path)
+    parse_source(source, str(path))
+    return source
+
+
+HEADER = "# Harvested by mutator from "
+
+
+def _header(origin: str, stamp: str, torch_version: str) -> str:
+    return f"{HEADER}{origin}\n# on {stamp} with torch {torch_version or 'unknown'}\n"
+
+
+def _body_digest(source: str) -> str:
+    """The program's identity without its provenance header (which carries a time)."""
+    lines = source.splitlines(keepends=True)
+    body = "".join(lines[2:]) if lines and lines[0].startswith(HEADER) else source
+    return hashlib.sha1(body.encode()).hexdigest()
+
+
+def _file_name(origin: str) -> str:
+    path, _, test = origin.partition("::")
+    stem = Path(path).stem + (f"__{test}" if test else "")
+    return _UNSAFE.sub("_", stem.replace("::", "__")).strip("_")[:120] + ".py"
+
+
+def _reason_kind(reason: str) -> str:
+    return reason.split(":", 1)[0]
+
+
+def _invalid_kind(result: CheckResult) -> str:
+    exc = result.judgement.eager_exception or result.eager.uncaught
+    return exc.short_type if exc is not None else result.eager.outcome.value

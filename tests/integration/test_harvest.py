@@ -1,0 +1,120 @@
+"""`mutate harvest` and `mutate minimize` through real workers, on test files of our own."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.integration
+
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURES = ROOT / "tests" / "fixtures" / "harvest"
+
+
+def mutate(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, str(ROOT / "cli.py"), *args], capture_output=True, text=True, cwd=cwd,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=1200)
+
+
+@pytest.fixture(scope="module")
+def harvested(tmp_path_factory):
+    out = tmp_path_factory.mktemp("harvested")
+    bad = tmp_path_factory.mktemp("bad")
+    (bad / "latin.py").write_bytes(b"# caf\xe9\nimport torch\n")
+    (bad / "broken.py").write_text("def (:\n")
+    proc = mutate("harvest", str(FIXTURES), str(bad), "--out", str(out), "--json", "-j", "2")
+    return out, proc
+
+
+def test_every_compiling_test_becomes_one_program(harvested):
+    out, proc = harvested
+    report = json.loads(proc.stdout)
+    written = {json.loads(Path(p).with_suffix(".json").read_text())["origin"].split("/")[-1] for p in report["programs"]}
+    tests = {origin.split("[")[0] for origin in written}  # parameter sets whose coverage repeats are duplicates
+    assert tests == {
+        "test_dynamo_style.py::DynamoStyleTests::" + name for name in (
+            "test_helper_function", "test_module_class", "test_through_a_method_helper", "test_counts_ops",
+            "test_raises_like_eager", "test_expects_a_graph_break_error", "test_parametrised",
+            "test_class_attribute_and_counter")
+    } | {"test_pytest_style.py::" + name for name in ("test_softplus_matches", "test_pairs", "test_bad_view_raises")} \
+        | {"repro_passing.py"}, report
+    assert len(written) + report["duplicates"] == report["candidates"] - report["skipped"] - len(report["already_failing"])
+    assert report["invalid"] == {} and report["unstable"] == 0
+    assert sorted(p.name for p in out.glob("*.py")) == sorted(Path(p).name for p in report["programs"])
+    assert all(json.loads(p.with_suffix(".json").read_text())["features"] for p in out.glob("*.py"))
+    first = (out / "repro_passing.py").read_text().splitlines()
+    assert first[0].startswith("# Harvested by mutator from ") and first[0].endswith("repro_passing.py")
+    assert "with torch 2." in first[1]
+
+
+def test_what_is_not_written_is_counted(harvested):
+    _, proc = harvested
+    report = json.loads(proc.stdout)
+    assert report["not_harvested"] == {"skipped": 2, "expected to fail": 1, "compiles nothing": 2,
+                                       "takes arguments no parameter set gives (a pytest fixture)": 1}
+    assert report["skipped"] == 1  # the skipIf decided when it ran
+    assert report["tests_found"] == 23 and report["test_files"] == 2 and report["scripts"] == 2
+    assert len(report["not_programs"]) == 1 and "notes.py" in report["not_programs"][0]
+
+
+def test_tests_that_already_fail_are_filed(harvested):
+    out, proc = harvested
+    failing = {Path(f["origin"]).name.split("::")[-1] if "::" in f["origin"] else Path(f["origin"]).name: f["verdict"]
+               for f in json.loads(proc.stdout)["already_failing"]}
+    assert failing == {"test_fails_only_compiled": "MISMATCH", "repro_keys_override.py": "MISMATCH"}
+    [finding] = [json.loads(p.read_text()) for p in (out / "findings").glob("*/finding.json")]  # one signature,
+    assert finding["hits"] == 2 and len(finding["variants"]) == 2  # and each failing program kept as a variant
+
+
+def test_unreadable_files_get_one_line_each_and_the_rest_still_runs(harvested):
+    _, proc = harvested
+    errors = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 2 and any("latin.py: not UTF-8" in e for e in errors) and \
+        any("broken.py:1: does not parse" in e for e in errors)
+    assert proc.returncode == 2
+
+
+def test_harvested_programs_run_with_plain_python(harvested, tmp_path):
+    out, _ = harvested
+
+    def run(path: Path) -> tuple[str, int, str]:
+        proc = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, cwd=tmp_path, timeout=300)
+        return path.name, proc.returncode, proc.stderr[-300:]
+
+    with ThreadPoolExecutor(max_workers=2) as executor:
+        failed = [r for r in executor.map(run, sorted(out.glob("*.py"))) if r[1] != 0]
+    assert failed == []
+
+
+def test_harvesting_again_writes_nothing_new(harvested, tmp_path):
+    out, _ = harvested
+    proc = mutate("harvest", str(FIXTURES / "reproducers"), "--out", str(out), "--json")
+    report = json.loads(proc.stdout)
+    assert report["written"] == 0 and report["duplicates"] == 1
+
+
+def test_minimize_keeps_every_feature_with_fewer_programs(harvested, tmp_path):
+    out, _ = harvested
+    small = tmp_path / "small"
+    summary = json.loads(mutate("minimize", str(out), "--out", str(small), "--json").stdout)
+    assert summary["programs_before"] == len(list(out.glob("*.py"))) and summary["ran"] == 0  # from the sidecars
+    assert summary["features_after"] == summary["features_before"] > 0
+    assert 0 < summary["programs_after"] < summary["programs_before"]
+    assert len(list(small.glob("*.py"))) == summary["programs_after"]
+    assert mutate("minimize", str(out), "--out", str(small)).returncode == 2  # never into a non-empty directory
+
+
+def test_minimize_runs_programs_without_stored_features_through_the_pool(tmp_path):
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    for name in ("repro_passing.py", "repro_keys_override.py"):
+        (plain / name).write_text((FIXTURES / "reproducers" / name).read_text())
+    summary = json.loads(mutate("minimize", str(plain), "--out", str(tmp_path / "small"), "--json", "-j", "2").stdout)
+    assert summary["ran"] == 2 and summary["programs_before"] == 2 and summary["features_before"] > 0
+    assert summary["features_after"] == summary["features_before"]
