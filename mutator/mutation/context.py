@@ -2,9 +2,11 @@
 
 The *compiled region* is the code Dynamo traces: the harness's `fn` (or the `forward` of
 the module instance bound to `fn`), whatever a script passes to or decorates with
-`torch.compile`, and, transitively, the functions, methods and classes of the same file
+`torch.compile` (a module-level function, or one defined locally next to the call, as in
+a test method), and, transitively, the functions, methods and classes of the same file
 that those reference. The *driver* is the code that calls the compiled callable: the
-harness's `drive(f)`, or a script's top-level statements.
+harness's `drive(f)`, or a script's top-level statements and the bodies of the functions
+and methods that compile something (a test method that compiles and calls).
 """
 
 from __future__ import annotations
@@ -63,7 +65,8 @@ class MutationContext:
             entries=entries,
             region=region,
             region_ids=region_ids,
-            driver_ids={id(n) for stmt in _driver_statements(module, program.form) for n in _walk(stmt)},
+            driver_ids={id(n) for stmt in _driver_statements(module, program.form) for n in _walk(stmt)}
+            - set(region_ids),
             names=_all_names(module),
             lines={id(node): pos.start.line for node, pos in positions.items()},
             parents={id(child): node for node in _walk(module) for child in _children(node)},
@@ -203,9 +206,12 @@ def _find_region(module: cst.Module, form: ProgramForm) -> tuple[list[cst.Functi
 def _script_entries(module: cst.Module, functions: dict[str, cst.FunctionDef], classes: dict[str, cst.ClassDef],
                     instances: dict[str, str]) -> list[cst.FunctionDef]:
     entries: list[cst.FunctionDef] = []
+    local: dict[str, cst.FunctionDef] = {}  # the last function of each name defined so far, at any depth
     for node in _walk(module):
-        if isinstance(node, cst.FunctionDef) and any(_is_compile(d.decorator) for d in node.decorators):
-            entries.append(node)
+        if isinstance(node, cst.FunctionDef):
+            local[node.name.value] = node
+            if any(_is_compile(d.decorator) for d in node.decorators):
+                entries.append(node)
         elif isinstance(node, cst.Call) and _is_compile(node.func) and node.args:
             target = node.args[0].value
             if isinstance(target, cst.Call):
@@ -217,6 +223,8 @@ def _script_entries(module: cst.Module, functions: dict[str, cst.FunctionDef], c
                     entries.extend(_entry_methods(classes[target.value], classes))
                 elif target.value in instances:
                     entries.extend(_entry_methods(classes[instances[target.value]], classes))
+                elif target.value in local:  # defined next to the call, in a function or test method
+                    entries.append(local[target.value])
     return entries
 
 
@@ -224,7 +232,10 @@ def _compiled_names(module: cst.Module) -> dict[str, cst.FunctionDef | None]:
     functions, classes = _definitions(module)
     instances = _instances(module, classes)
     found: dict[str, cst.FunctionDef | None] = {}
+    local: dict[str, cst.FunctionDef] = {}
     for node in _walk(module):
+        if isinstance(node, cst.FunctionDef):
+            local[node.name.value] = node
         if isinstance(node, cst.FunctionDef) and any(_is_compile(d.decorator) for d in node.decorators):
             found[node.name.value] = node
         elif isinstance(node, cst.Assign) and isinstance(node.value, cst.Call) and _compiling(node.value):
@@ -232,7 +243,7 @@ def _compiled_names(module: cst.Module) -> dict[str, cst.FunctionDef | None]:
             if isinstance(target, cst.Call):  # torch.compile(Model())
                 target = target.func
             name = target.value if isinstance(target, cst.Name) else None
-            entry = functions.get(name) if name else None
+            entry = (functions.get(name) or local.get(name)) if name else None
             if name in classes or name in instances:
                 entry = next(iter(_entry_methods(classes[instances.get(name, name)], classes)), None)
             for assigned in node.targets:
@@ -315,12 +326,26 @@ def _qualified(module: cst.Module, region: list[cst.FunctionDef]) -> list[tuple[
 def _driver_statements(module: cst.Module, form: ProgramForm) -> list[cst.CSTNode]:
     if form is ProgramForm.HARNESS:
         return [s for s in module.body if isinstance(s, cst.FunctionDef) and s.name.value == "drive"]
-    return [
+    top = [
         s for s in module.body
         if not isinstance(s, (cst.FunctionDef, cst.ClassDef))
         and not (isinstance(s, cst.SimpleStatementLine) and all(
             isinstance(b, (cst.Import, cst.ImportFrom)) for b in s.body))
     ]
+    return top + _compiling_functions(module)
+
+
+def _compiling_functions(module: cst.Module) -> list[cst.FunctionDef]:
+    """Functions and methods whose own body compiles something and calls it (a test method)."""
+    found: list[cst.FunctionDef] = []
+    for node in _walk(module):
+        if isinstance(node, cst.FunctionDef) and not any(_is_compile(d.decorator) for d in node.decorators):
+            own = [n for n in _walk(node.body) if isinstance(n, cst.Call) and _is_compile(n.func)]
+            inner_decorated = [n for n in _walk(node.body) if isinstance(n, cst.FunctionDef)
+                               and any(_is_compile(d.decorator) for d in n.decorators)]
+            if own or inner_decorated:
+                found.append(node)
+    return found
 
 
 def _all_names(module: cst.Module) -> set[str]:
