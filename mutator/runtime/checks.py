@@ -24,8 +24,11 @@ COMPILER_CHECK = "compiler"  # the program's own check of compiler behaviour fai
 _CHECK_HELPERS = ("unittest/", "torch/testing/", "numpy/testing/", "_pytest/", "pytest/")
 _COMPILER_OWNERS = ("torch._dynamo", "torch._inductor", "torch._functorch", "torch.fx", "torch._guards",
                     "torch._logging", "torch.compiler", "torch._subclasses")
-_COMPILER_WORDS = re.compile(
-    r"frame_count|op_count|graph_count|graph_break|graph break|unique_graphs|recompil|fullgraph|"
+# harvested programs carry their own assertion helpers (mutator.harvest.checks): the check
+# they stand for is the caller's
+_HELPERS = ("HarvestedChecks.", "harvested_same", "harvested_raises.", "harvested_standard_test")
+_COMPILER_WORDS = re.compile(  # assertExpectedInline: what expecttest compares is the compiler's printout
+    r"frame_count|op_count|graph_count|graph_break|graph break|unique_graphs|recompil|fullgraph|assertExpected|"
     r"Unsupported|counters\[|explain|compile_times|cache_size|frames\W+ok", re.IGNORECASE)
 _MAX_ITEMS = 16
 
@@ -72,7 +75,8 @@ def classify_check(exc: BaseException, program: ProgramSource | None, *, in_call
     if not own:
         return None
     innermost_file = frames[-1][0].f_code.co_filename
-    frame, lineno = own[-1]
+    callers = [(f, n) for f, n in own if not getattr(f.f_code, "co_qualname", f.f_code.co_name).startswith(_HELPERS)]
+    frame, lineno = (callers or own)[-1]
     statement = program.statement_at(lineno)
     if isinstance(exc, AssertionError):
         if innermost_file != program.name and not any(h in innermost_file for h in _CHECK_HELPERS):

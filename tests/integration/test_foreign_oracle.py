@@ -220,3 +220,38 @@ def test_recompiles_carry_dynamos_hint_and_the_limit(pool):
     assert len({r.code for r in recompiles}) == 1 and recompiles[-1].limit
     assert "integer" in recompiles[0].hint and recompiles[0].reason.startswith("self.n ==")
     assert len({c.signature for c in run.observation.calls}) == 10  # the state never repeats
+
+
+def test_a_harvested_assertion_helper_stands_for_its_caller(pool):
+    run = pool.run(program("""
+        import torch
+        from torch._dynamo.testing import CompileCounter
+        class HarvestedChecks:
+            def assertEqual(self, first, second):
+                assert first == second, f"{first!r} != {second!r}"
+            def assertExpectedInline(self, actual, expected):
+                assert actual.strip() == expected.strip(), "expected"
+        class T(HarvestedChecks):
+            def test_counts(self):
+                cnt = CompileCounter()
+                torch.compile(lambda x: x + 1, backend=cnt)(torch.ones(1))
+                self.assertEqual(cnt.frame_count, 1)
+            def test_printout(self):
+                text = str(torch.compile(lambda x: x * 2, backend="eager")(torch.ones(1)).shape)
+                self.assertExpectedInline(text, "torch.Size([2])")
+        if __name__ == "__main__":
+            T().test_counts()
+    """), Mode.EAGER)
+    assert run.uncaught.check == "compiler"  # the helper's own line compares plain ints
+    printout = pool.run(program("""
+        import torch
+        class HarvestedChecks:
+            def assertExpectedInline(self, actual, expected):
+                assert actual.strip() == expected.strip(), "expected"
+        class T(HarvestedChecks):
+            def test_printout(self):
+                text = str(torch.compile(lambda x: x * 2, backend="eager")(torch.ones(1)).shape)
+                self.assertExpectedInline(text, "torch.Size([2])")
+        T().test_printout()
+    """), Mode.COMPILED)
+    assert printout.uncaught.check == "compiler"  # what expecttest compares is the compiler's printout
