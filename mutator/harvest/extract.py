@@ -93,22 +93,17 @@ class _Module:
                 for item in _body(node):
                     if isinstance(item, cst.FunctionDef) and item.name.value.startswith("test"):
                         found.extend(self._method(node, item))
-            elif isinstance(node, cst.FunctionDef) and node.name.value.startswith("test") and statement.kind != "runner":
+            elif isinstance(node, cst.FunctionDef) and node.name.value.startswith("test"):
                 found.extend(self._function(node))
         return found
 
-    # -- unittest methods -----------------------------------------------------------------
+    # -- unittest methods and pytest functions ---------------------------------------------
     def _method(self, cls: cst.ClassDef, test: cst.FunctionDef) -> list[Extraction]:
         test_id = f"{cls.name.value}::{test.name.value}"
         members = _class_context(self.tree, cls, test)
-        why = self._not_harvestable(test, *members) or (None if self._compiles(test, *members) else "compiles nothing")
-        if why:
-            return [NotHarvested(test_id, why)]
-        sets = _parameter_sets(test, self.defined)
-        if sets is None:
-            return [NotHarvested(test_id, "parametrised over values not written as a literal")]
-        if not self._wrapped(test) and not _standalone_params(test, [_with_device(test, p) for p in sets]):
-            return [NotHarvested(test_id, "takes arguments no parameter set gives (a fixture)")]
+        sets = self._parameter_sets(test_id, test, members)
+        if isinstance(sets, NotHarvested):
+            return [sets]
         kept = cst.ensure_type(cls.with_changes(
             bases=_bases(cls),
             body=cls.body.with_changes(body=[_without_parametrize(item) if item is test else item
@@ -119,20 +114,27 @@ class _Module:
                   f'{{{_mapping(_with_device(test, params))}}})'))
             for params in sets]
 
-    # -- pytest functions ----------------------------------------------------------------
     def _function(self, test: cst.FunctionDef) -> list[Extraction]:
         test_id = test.name.value
-        why = self._not_harvestable(test) or (None if self._compiles(test) else "compiles nothing")
-        if why:
-            return [NotHarvested(test_id, why)]
-        sets = _parameter_sets(test, self.defined)
-        if sets is None:
-            return [NotHarvested(test_id, "parametrised over values not written as a literal")]
-        if not self._wrapped(test) and not _standalone_params(test, [_with_device(test, p) for p in sets]):
-            return [NotHarvested(test_id, "takes arguments no parameter set gives (a pytest fixture)")]
+        sets = self._parameter_sets(test_id, test, [])
+        if isinstance(sets, NotHarvested):
+            return [sets]
         kept = _without_parametrize(test)
         return [Harvested(test_id + _suffix(params), self._program(
             kept, f"{test.name.value}({_arguments(_with_device(test, params))})")) for params in sets]
+
+    def _parameter_sets(self, test_id: str, test: cst.FunctionDef, members: list[cst.BaseStatement]
+                        ) -> list[dict[str, str]] | NotHarvested:
+        """The parameter sets to harvest the test with, or why it is not harvested."""
+        why = self._not_harvestable(test, *members) or (None if self._compiles(test, *members) else "compiles nothing")
+        if why:
+            return NotHarvested(test_id, why)
+        sets = _parameter_sets(test, self.defined)
+        if sets is None:
+            return NotHarvested(test_id, "parametrised over values not written as a literal")
+        if not self._wrapped(test) and not _standalone_params(test, [_with_device(test, p) for p in sets]):
+            return NotHarvested(test_id, "takes arguments no parameter set gives (a pytest fixture)")
+        return sets
 
     # -- the program ---------------------------------------------------------------------
     def _program(self, test_node: cst.BaseStatement, runner: str) -> str:
