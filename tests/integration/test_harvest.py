@@ -57,9 +57,10 @@ def test_what_is_not_written_is_counted(harvested):
     _, proc = harvested
     report = json.loads(proc.stdout)
     assert report["not_harvested"] == {"skipped": 2, "expected to fail": 1, "compiles nothing": 2,
-                                       "takes arguments no parameter set gives (a pytest fixture)": 1}
+                                       "takes arguments no parameter set gives (a pytest fixture)": 1,
+                                       "branches on is_compiling()": 1}
     assert report["skipped"] == 1  # the skipIf decided when it ran
-    assert report["tests_found"] == 23 and report["test_files"] == 2 and report["scripts"] == 2
+    assert report["tests_found"] == 24 and report["test_files"] == 2 and report["scripts"] == 2
     assert len(report["not_programs"]) == 1 and "notes.py" in report["not_programs"][0]
 
 
