@@ -104,14 +104,19 @@ def main() -> None:
     parser.add_argument("-j", "--jobs", type=int, default=None)
     parser.add_argument("--schedule", action="append", choices=sorted(SCHEDULES), default=None,
                         help="schedules of the guided loop (repeatable; default: rare)")
+    parser.add_argument("--only", default=None, help="run only the loop of this name (guided:rare, unguided)")
+    parser.add_argument("--keep", type=Path, default=None,
+                        help="keep each loop's campaign directory (its findings) under this new directory")
     args = parser.parse_args()
     loops = [(f"guided:{s}", s) for s in (args.schedule or ["rare"])] + [("unguided", "uniform")]
+    loops = [loop for loop in loops if args.only in (None, loop[0])]
     seeds, errors = load_programs(args.seeds or [ROOT / "seeds"])
     assert not errors, errors
     with tempfile.TemporaryDirectory(prefix="mutator-guidance-") as tmp, \
             WorkerPool(workers=args.jobs, coverage=("torch/_dynamo",)) as pool:
         pool.wait_ready()
-        rows = [campaign_run(name, schedule=schedule, seeds=seeds, pool=pool, out=Path(tmp), execs=args.execs,
+        out = args.keep or Path(tmp)
+        rows = [campaign_run(name, schedule=schedule, seeds=seeds, pool=pool, out=out, execs=args.execs,
                              rng_seed=args.seed) for name, schedule in loops]
     print(f"{len(seeds)} seeds, {args.execs} mutant checks per loop, {pool.size} workers")
     header = f"{'':14} {'execs/s':>8} {'arcs':>7} {'new arcs':>9} {'gb types':>9} {'new gb':>7} " \
@@ -129,7 +134,7 @@ def main() -> None:
     for r in rows:
         print(f"  {r['name']:<29}" + "  ".join(f"{r['totals'][m]:6d}" for m in marks))
     unguided = rows[-1]
-    for guided in rows[:-1]:
+    for guided in rows[:-1] if unguided["name"] == "unguided" else []:
         print(f"new arcs, {guided['name']} / unguided: {guided['new_arcs'] / max(1, unguided['new_arcs']):.2f}"
               "  (goal >= 1.5)")
 
