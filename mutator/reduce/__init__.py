@@ -1,0 +1,1 @@
+"""Reduction of findings: passes, the problem, the reducer, standalone reproducers."""

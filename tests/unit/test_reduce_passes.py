@@ -1,0 +1,244 @@
+"""Reduction passes, before and after (the first candidates each pass proposes)."""
+
+import textwrap
+
+import libcst as cst
+
+from mutator.reduce.passes import (
+    delete_statements, fewer_parts, inline_names, lift_blocks, node_pass, remove_parameter_everywhere,
+    simpler_expressions, smaller_literals, strip_comments,
+)
+
+
+def candidates(run, source: str) -> list[str]:
+    return [module.code for module in run(cst.parse_module(textwrap.dedent(source)))]
+
+
+def code(source: str) -> str:
+    return textwrap.dedent(source)
+
+
+def test_delete_statements_tries_big_chunks_first_and_leaves_pass_in_empty_bodies():
+    found = candidates(delete_statements, """\
+        import math
+        def f(x):
+            y = x + 1
+            return y
+        z = 1
+        """)
+    assert found[0].strip() == ""  # the whole module first
+    assert code("""\
+        import math
+        def f(x):
+            pass
+        z = 1
+        """) in found
+    assert code("""\
+        def f(x):
+            y = x + 1
+            return y
+        z = 1
+        """) in found
+    assert found.index(found[0]) < found.index(code("""\
+        def f(x):
+            y = x + 1
+            return y
+        z = 1
+        """))
+
+
+def test_delete_statements_covers_docstrings_definitions_and_methods():
+    source = '''\
+        class A:
+            """Doc."""
+            def helper(self):
+                return 1
+            def forward(self, x):
+                return x
+        '''
+    found = candidates(delete_statements, source)
+    assert code('''\
+        class A:
+            def helper(self):
+                return 1
+            def forward(self, x):
+                return x
+        ''') in found
+    assert code('''\
+        class A:
+            """Doc."""
+            def forward(self, x):
+                return x
+        ''') in found
+
+
+def test_lift_blocks_offers_every_body_of_if_try_and_loops():
+    found = candidates(lift_blocks, """\
+        if c:
+            a = 1
+        else:
+            a = 2
+        try:
+            b = 1
+        except ValueError:
+            b = 2
+        finally:
+            d = 3
+        """)
+    assert code("""\
+        a = 1
+        try:
+            b = 1
+        except ValueError:
+            b = 2
+        finally:
+            d = 3
+        """) in found
+    assert any(candidate.startswith("a = 2\n") for candidate in found)
+    assert any(candidate.endswith("else:\n    a = 2\nb = 2\n") for candidate in found)
+    assert any(candidate.endswith("else:\n    a = 2\nd = 3\n") for candidate in found)
+
+
+def test_lift_blocks_of_with_and_for():
+    found = candidates(lift_blocks, """\
+        def f(x):
+            with torch.no_grad():
+                for i in range(3):
+                    x = x + i
+            return x
+        """)
+    assert code("""\
+        def f(x):
+            for i in range(3):
+                x = x + i
+            return x
+        """) in found
+    assert code("""\
+        def f(x):
+            with torch.no_grad():
+                x = x + i
+            return x
+        """) in found
+
+
+def test_fewer_parts_drops_arguments_parameters_bases_and_decorators():
+    found = candidates(node_pass(fewer_parts), """\
+        @torch.no_grad()
+        def f(x, y):
+            return g(x, scale=2)
+        class A(Base, Mixin):
+            pass
+        """)
+    assert code("""\
+        @torch.no_grad()
+        def f(x, y):
+            return g(scale=2)
+        class A(Base, Mixin):
+            pass
+        """) in found
+    assert code("""\
+        @torch.no_grad()
+        def f(x, y):
+            return g(x)
+        class A(Base, Mixin):
+            pass
+        """) in found
+    assert any("def f(x):" in candidate for candidate in found)
+    assert any(candidate.startswith("def f(x, y):") for candidate in found)
+    assert any("class A(Base):" in candidate for candidate in found)
+    assert any("class A(Mixin):" in candidate for candidate in found)
+
+
+def test_a_class_without_its_only_base_loses_the_parentheses():
+    found = candidates(node_pass(fewer_parts), "class A(Base):\n    pass\n")
+    assert "class A:\n    pass\n" in found
+
+
+def test_simpler_expressions_offer_parts_none_and_a_constant():
+    found = candidates(node_pass(simpler_expressions), "y = torch.relu(x) * 2 + h.sum()\n")
+    assert "y = torch.relu(x) * 2\n" in found
+    assert "y = h.sum()\n" in found
+    assert "y = x * 2 + h.sum()\n" in found
+    assert "y = torch.relu(x) * 2 + h\n" in found
+    assert "y = None\n" in found
+    assert "y = 1\n" in found
+
+
+def test_smaller_literals_shrink_sizes_floats_and_collections():
+    found = candidates(node_pass(smaller_literals), "x = torch.randn(3, 4)\nitems = [a, b, c]\nt = (1.5, 2)\n")
+    assert "x = torch.randn(1, 4)\nitems = [a, b, c]\nt = (1.5, 2)\n" in found
+    assert "x = torch.randn(3, 2)\nitems = [a, b, c]\nt = (1.5, 2)\n" in found
+    assert not any("randn(3, 0)" in c for c in found)
+    assert "x = torch.randn(3, 4)\nitems = [a]\nt = (1.5, 2)\n" in found
+    assert "x = torch.randn(3, 4)\nitems = [a, b, c]\nt = (1.5,)\n" in found
+    assert "x = torch.randn(3, 4)\nitems = [a, b, c]\nt = (1.0, 2)\n" in found
+    assert not any("randn(3, 4)" not in c and "randn(4, 4)" in c for c in found)
+
+
+def test_zero_and_one_do_not_grow():
+    assert candidates(node_pass(smaller_literals), "x = f(0)\n") == []
+    assert candidates(node_pass(smaller_literals), "x = f(1)\n") == []
+    assert candidates(node_pass(smaller_literals), "x = f(2)\n") == ["x = f(1)\n"]
+
+
+def test_strip_comments_removes_line_and_trailing_comments():
+    assert candidates(strip_comments, "# head\nx = 1  # why\n\ny = 2\n") == ["x = 1\n\ny = 2\n"]
+    assert candidates(strip_comments, "x = 1\n") == []
+
+
+def test_inline_names_replaces_uses_of_a_name_assigned_once():
+    found = candidates(inline_names, """\
+        def f(x):
+            h = x
+            total = h.sum() + h.h
+            return total
+        """)
+    assert found == [code("""\
+        def f(x):
+            total = x.sum() + x.h
+            return total
+        """)]
+
+
+def test_inline_names_leaves_names_assigned_again_and_computed_values():
+    assert all(c.startswith("h = x\nh = h + 1\n") for c in candidates(inline_names, "h = x\nh = h + 1\ny = h\n"))
+    assert candidates(inline_names, "h = f(x)\ny = h + 1\n") == []
+
+
+def test_remove_parameter_everywhere_drops_the_argument_of_each_call():
+    found = candidates(remove_parameter_everywhere, """\
+        class Stack(torch.nn.Module):
+            def __init__(self, config, depth=2):
+                super().__init__()
+        def helper(a, b):
+            return a
+        fn = Stack(CONFIG, depth=3)
+        y = helper(1, b=2)
+        """)
+    assert code("""\
+        class Stack(torch.nn.Module):
+            def __init__(self, depth=2):
+                super().__init__()
+        def helper(a, b):
+            return a
+        fn = Stack(depth=3)
+        y = helper(1, b=2)
+        """) in found
+    assert code("""\
+        class Stack(torch.nn.Module):
+            def __init__(self, config):
+                super().__init__()
+        def helper(a, b):
+            return a
+        fn = Stack(CONFIG)
+        y = helper(1, b=2)
+        """) in found
+    assert code("""\
+        class Stack(torch.nn.Module):
+            def __init__(self, config, depth=2):
+                super().__init__()
+        def helper(a):
+            return a
+        fn = Stack(CONFIG, depth=3)
+        y = helper(1)
+        """) in found

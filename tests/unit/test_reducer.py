@@ -1,0 +1,167 @@
+"""The reduction problem and the reducer, against a scripted runner: no processes, no torch."""
+
+import itertools
+import textwrap
+from concurrent.futures import Future
+
+import libcst as cst
+import pytest
+
+from mutator.findings import Signature
+from mutator.observation import Mode, Outcome
+from mutator.program import Program, ProgramForm
+from mutator.reduce.passes import PASSES, NamedPass
+from mutator.reduce.problem import ReductionProblem, size_key, tidy, tree_digest
+from mutator.reduce.reducer import NotReproduced, Reducer
+
+from tests.helpers import call, compiled_run, exc, run, tensor
+
+NOISY = textwrap.dedent('''\
+    """A program with a bug marker buried in distraction."""
+    import math
+
+    WIDTH = 16  # unused by the bug
+
+
+    def helper(a, b):
+        return a * b + math.pi
+
+
+    class Model:
+        def __init__(self, width):
+            self.width = width
+
+        def forward(self, x):
+            for i in range(3):
+                x = x + i
+            return BUG(x)
+
+
+    fn = Model(WIDTH)
+
+
+    def inputs():
+        return (helper(2, 3), [1, 2, 3])
+    ''')
+
+
+class SourceRunner:
+    """A compiled run diverges when the program still calls BUG; every run is counted."""
+
+    def __init__(self):
+        self.runs = 0
+
+    def submit(self, program, mode, config=None, *, avoid=None):
+        self.runs += 1
+        buggy = "BUG(" in program.source
+        future = Future()
+        if mode is Mode.EAGER:
+            future.set_result(run(calls=[call(result=tensor([1.0]))]))
+        elif mode is Mode.REFERENCE:
+            future.set_result(run(Mode.REFERENCE, calls=[call(result=tensor([1.0], "torch.float64"))]))
+        else:
+            future.set_result(compiled_run(calls=[call(result=tensor([2.0 if buggy else 1.0]))]))
+        return future
+
+
+def test_the_reducer_keeps_only_what_the_signature_needs_and_the_form():
+    runner = SourceRunner()
+    reduction = Reducer(runner, workers=2).reduce(Program.from_source(NOISY, "noisy.py"))
+    reduced = reduction.reduced
+    assert reduced.form is ProgramForm.HARNESS and reduction.confirmed
+    assert "BUG(" in reduced.source and "math" not in reduced.source and "helper" not in reduced.source
+    assert reduction.lines[1] <= 6, reduced.source
+    assert reduction.signature.kind == "MISMATCH"
+    stats = reduction.stats
+    assert stats.checks == sum(p.tried for p in stats.passes.values()) and stats.checks > 0
+    assert stats.passes["delete statements"].kept >= 3
+
+
+def test_a_reduced_program_is_a_fixpoint():
+    first = Reducer(SourceRunner(), workers=2).reduce(Program.from_source(NOISY, "noisy.py")).reduced
+    again = Reducer(SourceRunner(), workers=2).reduce(first)
+    assert again.reduced.source == first.source
+
+
+def test_the_precondition_is_checked_first():
+    clean = NOISY.replace("BUG(x)", "x")
+    runner = SourceRunner()
+    with pytest.raises(NotReproduced, match="PASS, not a finding"):
+        Reducer(runner, workers=2).reduce(Program.from_source(clean, "clean.py"))
+    assert runner.runs == 2  # one eager and one compiled run, nothing reduced
+
+
+def test_a_finding_that_now_has_another_signature_is_not_reduced():
+    other = Signature("CRASH", exception="TypeError")
+    with pytest.raises(NotReproduced, match="not CRASH / TypeError"):
+        Reducer(SourceRunner(), workers=2).reduce(Program.from_source(NOISY, "noisy.py"), expect=other)
+
+
+def test_the_time_limit_keeps_the_smallest_so_far():
+    ticks = itertools.count()
+    reduction = Reducer(SourceRunner(), workers=2, clock=lambda: next(ticks)).reduce(
+        Program.from_source(NOISY, "noisy.py"), time_limit=5)
+    assert reduction.stats.timed_out and "BUG(" in reduction.reduced.source
+    assert len(reduction.reduced.source) < len(NOISY)
+
+
+def test_candidates_must_be_smaller_in_shortlex_order_and_are_checked_once():
+    asked: list[str] = []
+
+    def interesting(sources):
+        asked.extend(sources)
+        return [False] * len(sources)
+
+    def proposals(module):
+        for text in ("y = 1\n", "x = 2\n", "x = 1\n", "x=1\n", "x = 1  # longer\n", "x = 10\n"):
+            yield cst.parse_module(text)
+
+    problem = ReductionProblem("x = 3\n", interesting, batch=2)
+    assert problem.run([NamedPass("proposals", proposals)]) == "x = 3\n"
+    assert asked == ["x = 2\n", "x = 1\n"]  # not larger, not the same tree again (x=1)
+    assert size_key("x = 1\n") < size_key("x = 3\n") < size_key("x = 10\n")
+    assert problem.stats.cache_hits == 1
+
+
+def test_the_first_interesting_candidate_of_a_batch_wins():
+    def interesting(sources):
+        return ["b" in s or "c" in s for s in sources]
+
+    def proposals(module):
+        if module.code == "abcd = 1\n":
+            yield from (cst.parse_module(t) for t in ("a = 1\n", "b = 1\n", "c = 1\n"))
+
+    problem = ReductionProblem("abcd = 1\n", interesting, batch=3)
+    assert problem.run([NamedPass("proposals", proposals)]) == "b = 1\n"
+
+
+def test_tidy_never_changes_a_string_literal():
+    source = 'x = """a\n\n\n\nb"""\n'
+    problem = ReductionProblem(source, lambda sources: [False] * len(sources))
+    assert problem.run([]) == source
+    assert tidy("class A:\n\n    x = 1\n\n\n\n\ny = 2") == "class A:\n    x = 1\n\n\ny = 2\n"
+    assert tree_digest("x = 1  # c\n") == tree_digest("x = 1\n")
+
+
+def test_every_pass_has_a_name():
+    assert len({p.name for p in PASSES}) == len(PASSES)
+
+
+class EagerFailsWithoutGuard(SourceRunner):
+    """Like SourceRunner, but the eager run raises at program level once GUARD() is gone,
+    and the compiled run then stops with the same crash either way."""
+
+    def submit(self, program, mode, config=None, *, avoid=None):
+        if mode is Mode.EAGER and "GUARD()" not in program.source:
+            self.runs += 1
+            future = Future()
+            future.set_result(run(outcome=Outcome.RAISED, calls=[call(result=tensor([1.0]))],
+                                  uncaught=exc("builtins.RuntimeError")))
+            return future
+        return super().submit(program, mode, config)
+
+
+def test_a_candidate_must_end_eagerly_as_the_original_did():
+    source = NOISY.replace("        return BUG(x)", "        GUARD()\n        return BUG(x)")
+    reduction = Reducer(EagerFailsWithoutGuard(), workers=2).reduce(Program.from_source(source, "noisy.py"))
+    assert "GUARD()" in reduction.reduced.source and reduction.confirmed
