@@ -160,7 +160,12 @@ def _without(items: Sequence[cst.CSTNode], i: int) -> list[cst.CSTNode]:
 
 def fewer_parts(node: cst.CSTNode) -> list[cst.CSTNode]:
     """A call without one of its arguments, a function without one of its parameters or
-    decorators, a class without one of its bases, keywords or decorators."""
+    decorators, a class without one of its bases, keywords or decorators, a list, tuple or
+    set without one of its items."""
+    if isinstance(node, (cst.List, cst.Set)) and len(node.elements) > 1:
+        return [node.with_changes(elements=_without(node.elements, i)) for i in range(len(node.elements))]
+    if isinstance(node, cst.Tuple) and len(node.elements) > 2:  # (a, b) -> (a,) is smaller_literals' job
+        return [node.with_changes(elements=_without(node.elements, i)) for i in range(len(node.elements))]
     if isinstance(node, cst.Call):
         return [node.with_changes(args=_without(node.args, i)) for i in range(len(node.args))]
     if isinstance(node, cst.Parameters):
@@ -408,7 +413,7 @@ PASSES: tuple[NamedPass, ...] = (
     NamedPass("lift blocks", lift_blocks),
     NamedPass("inline names", inline_names),
     NamedPass("remove parameters with their arguments", remove_parameter_everywhere),
-    NamedPass("fewer arguments, parameters, bases, decorators", node_pass(fewer_parts)),
+    NamedPass("fewer arguments, parameters, bases, decorators, items", node_pass(fewer_parts)),
     NamedPass("simpler expressions", node_pass(simpler_expressions)),
     NamedPass("smaller literals", node_pass(smaller_literals)),
 )

@@ -59,22 +59,27 @@ class Reducer:
         self._checker = Checker(runner, self._oracle, config=config)
         self._clock = clock
 
-    def reduce(self, program: Program, *, expect: Signature | None = None, time_limit: float | None = None,
-               on_progress: Callable[[str, str], None] = lambda source, pass_name: None,
-               stop: Callable[[], bool] = lambda: False) -> Reduction:
-        """The reduced program; raises NotReproduced when the precondition fails."""
-        started = self._clock()
+    def target(self, program: Program, *, expect: Signature | None = None) -> Target:
+        """The precondition: the program's confirmed finding, which reductions must keep;
+        raises NotReproduced when there is none (or not the one expected)."""
         first = self._checker.check(program)
         signature = Signature.of(first)
         if not first.verdict.is_finding:
             raise NotReproduced(f"{program.name}: {first.verdict.name}, not a finding ({first.reason[:200]})")
         if expect is not None and signature != expect:
             raise NotReproduced(f"{program.name}: now {signature.describe()}, not {expect.describe()}")
-        mask = frozenset(first.judgement.masked)
-        eager = eager_shape(first.eager)
+        return Target(program, first, signature, frozenset(first.judgement.masked), ends(first.eager),
+                      ends(first.compiled))
+
+    def reduce(self, program: Program, *, expect: Signature | None = None, time_limit: float | None = None,
+               on_progress: Callable[[str, str], None] = lambda source, pass_name: None,
+               stop: Callable[[], bool] = lambda: False) -> Reduction:
+        """The reduced program; raises NotReproduced when the precondition fails."""
+        started = self._clock()
+        target = self.target(program, expect=expect)
         problem = ReductionProblem(
-            program.source, lambda sources: self._interesting(sources, program, signature, mask, eager),
-            admissible=lambda source: _same_form(source, program), batch=self._workers,
+            program.source, lambda sources: self.interesting(sources, target),
+            admissible=lambda source: admissible(source, program), batch=self._workers,
             deadline=started + time_limit if time_limit else None, clock=self._clock, on_progress=on_progress,
             stop=stop)
         problem.run()
@@ -82,39 +87,61 @@ class Reducer:
             raise ReductionStopped(program.name)
         reduced = Program.from_source(problem.current, program.name)
         check = self._checker.check(reduced)
-        confirmed = Signature.of(check) == signature and eager_shape(check.eager) == eager
+        confirmed = Signature.of(check) == target.signature and ends(check.eager) == target.eager_ends
         if not confirmed:  # it did not hold in fresh, repeated runs: keep the original
-            reduced, check = program, first
-        return Reduction(program, reduced, signature, check, confirmed, problem.stats, self._clock() - started)
+            reduced, check = program, target.first
+        return Reduction(program, reduced, target.signature, check, confirmed, problem.stats,
+                         self._clock() - started)
 
-    def _interesting(self, sources: list[str], original: Program, signature: Signature,
-                     mask: frozenset[str], eager_ends: tuple[str, str]) -> list[bool]:
-        programs = [Program.from_source(source, original.name) for source in sources]
-        runs: list[tuple[Future[ExecResult], Future[ExecResult]]] = [
-            (self._runner.submit(p, Mode.EAGER, self._config), self._runner.submit(p, Mode.COMPILED, self._config))
-            for p in programs]
-        verdicts = []
-        for program, (eager_future, compiled_future) in zip(programs, runs):
-            eager, compiled = eager_future.result(), compiled_future.result()
-            judgement = self._oracle.judge(eager, compiled, mask=mask, program=program)
-            result = CheckResult(program, judgement, (eager, compiled))
-            verdicts.append(judgement.verdict.is_finding and Signature.of(result) == signature
-                            and eager_shape(eager) == eager_ends)
+    def interesting(self, sources: list[str], target: Target) -> list[bool]:
+        """Whether each source still gets the target's signature.
+
+        Eager runs first, side by side: a candidate whose eager run ends otherwise than the
+        original's (most often a NameError: something it needs was deleted) is rejected
+        without the dearer compiled run. Then the compiled runs of the rest, side by side;
+        a compiled run that ends otherwise than the original's is rejected unjudged."""
+        programs = [Program.from_source(source, target.program.name) for source in sources]
+        eager_futures = [self._runner.submit(p, Mode.EAGER, self._config) for p in programs]
+        eager_runs = [future.result() for future in eager_futures]
+        alive = [i for i, run in enumerate(eager_runs) if ends(run) == target.eager_ends]
+        compiled_futures = {i: self._runner.submit(programs[i], Mode.COMPILED, self._config) for i in alive}
+        verdicts = [False] * len(programs)
+        for i, future in compiled_futures.items():
+            compiled = future.result()
+            if ends(compiled) != target.compiled_ends:
+                continue
+            judgement = self._oracle.judge(eager_runs[i], compiled, mask=target.mask, program=programs[i])
+            result = CheckResult(programs[i], judgement, (eager_runs[i], compiled))
+            verdicts[i] = judgement.verdict.is_finding and Signature.of(result) == target.signature
         return verdicts
 
 
-def eager_shape(eager: ExecResult) -> tuple[str, str]:
-    """How the eager run ended: its outcome and the type of what escaped, if anything.
+@dataclass(frozen=True, slots=True)
+class Target:
+    """What a reduction must keep: the finding's signature, under the masks of its
+    run-specific values, with the eager run ending as it did."""
 
-    A candidate must end eagerly as the original did: a program whose eager run completed
-    must not become one that raises eagerly (a `backward` returning the wrong number of
-    gradients fails eagerly; that compiled code then goes on is another report than the
-    one the finding is about)."""
-    uncaught = eager.uncaught
-    return (eager.outcome.value, uncaught.type_name if uncaught is not None else "")
+    program: Program
+    first: CheckResult
+    signature: Signature
+    mask: frozenset[str]
+    eager_ends: tuple[str, str]
+    compiled_ends: tuple[str, str]
 
 
-def _same_form(source: str, original: Program) -> bool:
+def ends(run: ExecResult) -> tuple[str, str]:
+    """How a run ended: its outcome and the type of what escaped, if anything.
+
+    A candidate's runs must end as the original's did. Eagerly, that is what keeps the
+    report honest: a program whose eager run completed must not become one that raises
+    eagerly (a `backward` returning the wrong number of gradients fails eagerly; that
+    compiled code then goes on is another report than the one the finding is about).
+    Compiled, it is necessary for the same signature anyway, and cheap to test first."""
+    uncaught = run.uncaught
+    return (run.outcome.value, uncaught.type_name if uncaught is not None else "")
+
+
+def admissible(source: str, original: Program) -> bool:
     """A candidate must stay a program of the original's form (harness: fn and inputs())."""
     try:
         parse_quietly(source)

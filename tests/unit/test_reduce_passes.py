@@ -242,3 +242,9 @@ def test_remove_parameter_everywhere_drops_the_argument_of_each_call():
         fn = Stack(CONFIG, depth=3)
         y = helper(1)
         """) in found
+
+
+def test_fewer_parts_drops_items_of_lists_and_longer_tuples():
+    found = candidates(node_pass(fewer_parts), "t = (a, b, c)\nl = [a, b]\n")
+    assert "t = (a, c)\nl = [a, b]\n" in found and "t = (a, b)\nl = [a, b]\n" in found
+    assert "t = (a, b, c)\nl = [b]\n" in found
