@@ -160,11 +160,13 @@ CAMPAIGN_OPTIONS = ("corpus_dirs", "backend", "schedule", "seed", "timeout", "me
 @click.option("--no-ui", is_flag=True, help="Print a status line every few seconds instead of the live screen.")
 @click.option("--coverage-include", multiple=True, default=("torch/_dynamo",), show_default=True,
               help="Paths under site-packages whose arcs are coverage (repeatable), e.g. torch/fx.")
+@click.option("--no-reduce", is_flag=True,
+              help="Do not reduce new findings in the background (at most a quarter of the workers' time).")
 @run_options
 @click.pass_context
 def fuzz(ctx: click.Context, corpus_dirs: tuple[str, ...], out: Path, duration: float | None, max_execs: int | None,
-         schedule: str, seed: int, resume: bool, no_ui: bool, coverage_include: tuple[str, ...], backend: str,
-         timeout: float, memory_mb: int, jobs: int | None) -> None:
+         schedule: str, seed: int, resume: bool, no_ui: bool, coverage_include: tuple[str, ...], no_reduce: bool,
+         backend: str, timeout: float, memory_mb: int, jobs: int | None) -> None:
     """Fuzz torch.compile: mutate the corpus, keep what reaches new Dynamo code, file findings."""
     try:
         if resume:
@@ -196,7 +198,13 @@ def fuzz(ctx: click.Context, corpus_dirs: tuple[str, ...], out: Path, duration: 
         except PoolError as exc:
             click.echo(f"error: {exc}", err=True)
             sys.exit(EXIT_USAGE)
-        fuzzer = _build_fuzzer(campaign, pool, ready[0].torch_version if ready else "")
+        torch_version = ready[0].torch_version if ready else ""
+        fuzzer = _build_fuzzer(campaign, pool, torch_version)
+        if not no_reduce:
+            from mutator.reduce.background import BackgroundReduction
+
+            fuzzer.reduction = BackgroundReduction(pool, campaign.root, workers=pool.size, config=run_config,
+                                                   torch_version=torch_version)
         title = f"mutate fuzz: {campaign.root} ({config.backend} backend, {config.schedule} schedule, {pool.size} workers)"
         show = StatusLines() if no_ui or not console.is_terminal else LiveScreen(console, title)
         interrupts = _GracefulStop(fuzzer)
@@ -216,6 +224,9 @@ def fuzz(ctx: click.Context, corpus_dirs: tuple[str, ...], out: Path, duration: 
         except KeyboardInterrupt:  # the second Ctrl-C: stop now, keep what is on disk
             click.echo("stopped", err=True)
         finally:
+            if fuzzer.reduction is not None:
+                fuzzer.reduction.close()
+                fuzzer.collect_reductions()
             fuzzer.save(force=True)
             campaign.close()
     _print_summary(fuzzer)
@@ -284,6 +295,11 @@ def _print_summary(fuzzer: Fuzzer) -> None:
         click.echo(line)
     if fuzzer.set_aside:
         click.echo(f"  {len(fuzzer.set_aside)} seeds set aside (see {fuzzer.campaign.root / 'set_aside.json'})")
+    if fuzzer.reduction is not None:
+        unreduced = sum(1 for f in fuzzer.store.findings.values() if not f.reduction)
+        click.echo(f"  {fuzzer.stats.reduced} findings reduced in the background, {fuzzer.stats.merged} merged"
+                   + (f"; {unreduced} not reduced yet (next session, or mutate reduce "
+                      f"{fuzzer.campaign.root}/findings/*)" if unreduced else ""))
 
 
 @main.command()
@@ -402,6 +418,150 @@ def minimize(dirs: tuple[str, ...], out: Path, coverage_include: tuple[str, ...]
         click.echo(f"{summary['programs_before']} programs, {summary['features_before']} features -> "
                    f"{summary['programs_after']} programs, {summary['features_after']} features in {out}/ "
                    f"({summary['ran']} run for their features)")
+
+
+@main.command()
+@click.argument("targets", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
+@click.option("--out", type=click.Path(path_type=Path), default=None,
+              help="For a program file: where the reduced program goes (a file, or a directory). "
+                   "Default: NAME.reduced.py beside it. Finding directories get reduced.py inside.")
+@click.option("--time-limit", type=click.FloatRange(min=1), default=None,
+              help="Seconds per target; the smallest program so far is kept when it runs out.")
+@click.option("--no-ablation", is_flag=True, help="Skip the backend and mode ablation.")
+@run_options
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object per target.")
+def reduce(targets: tuple[Path, ...], out: Path | None, time_limit: float | None, no_ablation: bool, backend: str,
+           timeout: float, memory_mb: int, jobs: int | None, as_json: bool) -> None:
+    """Reduce findings: program files, or finding directories (their smallest.py).
+
+    Keeps the smallest program with the same signature (verdict, exception, Dynamo frame or
+    graph-break type, diverging observation), writes a standalone repro.py when it fails
+    with plain python, and checks the finding under each backend and mode. Exit status: 0,
+    or 2 when a target could not be reduced (it does not reproduce, or is not a program).
+    """
+    from mutator.reduce.targets import Targets
+
+    if out is not None and len(targets) > 1 and not out.is_dir():
+        click.echo(f"error: {out}: with several targets --out must be an existing directory", err=True)
+        sys.exit(EXIT_USAGE)
+    console = Console(stderr=True)
+    config = RunConfig(backend=backend, timeout=timeout, memory_mb=memory_mb)
+    outcomes = []
+    try:
+        with WorkerPool(workers=jobs, config=config) as pool:
+            torch_version = pool.wait_ready()[0].torch_version
+            reducer = Targets(pool, workers=pool.size, config=config, torch_version=torch_version,
+                              time_limit=time_limit, ablate=not no_ablation)
+            for target in targets:
+                with console.status(f"{target}: checking that it reproduces") as status:
+                    def progress(source: str, pass_name: str, target: Path = target) -> None:
+                        lines = sum(1 for line in source.splitlines() if line.strip())
+                        status.update(f"{target}: {lines} lines, {len(source)} characters ({pass_name})")
+                    outcome = reducer.reduce_path(target, out=out, on_progress=progress)
+                outcomes.append(outcome)
+                if as_json:
+                    click.echo(json.dumps(outcome.as_json()))
+                else:
+                    _print_reduction(outcome)
+    except PoolError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(EXIT_USAGE)
+    if any(outcome.error for outcome in outcomes):
+        sys.exit(EXIT_USAGE)
+
+
+def _print_reduction(outcome) -> None:  # type: ignore[no-untyped-def]
+    if outcome.error:
+        click.echo(f"error: {outcome.target}: {outcome.error}", err=True)
+        return
+    data = outcome.as_json()
+    click.echo(f"{outcome.target}: {data['signature']}: {data['lines_before']} -> {data['lines_after']} lines "
+               f"({data['chars_before']} -> {data['chars_after']} characters) in {data['seconds']:.0f} s, "
+               f"{data['checks']} checks" + ("" if data["confirmed"] else "; did NOT hold in fresh runs, kept as is"))
+    click.echo(f"  repro: {data['repro']}")
+    if outcome.rows:
+        click.echo(f"  ablation: {data['label']}: " + ", ".join(f"{row.setting} {row.verdict}" for row in outcome.rows))
+    for path in outcome.written:
+        click.echo(f"  wrote {path}")
+
+
+@main.command()
+@click.argument("campaign_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Also copy every report.md here, one file per finding.")
+@click.option("--no-ablation", is_flag=True, help="Do not run the ablation for reduced findings that lack one.")
+@run_options
+@click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON (stable field names).")
+def report(campaign_dir: Path, out: Path | None, no_ablation: bool, backend: str, timeout: float, memory_mb: int,
+           jobs: int | None, as_json: bool) -> None:
+    """Issue-ready reports of a campaign's distinct findings: a table, and report.md per finding."""
+    from mutator import issue, storage
+    from mutator.reduce import ablation
+
+    if not (campaign_dir / "findings").is_dir():
+        click.echo(f"error: {campaign_dir}: no findings/ directory; give a campaign directory", err=True)
+        sys.exit(EXIT_USAGE)
+    store = FindingStore(campaign_dir)
+    findings = sorted(store.findings.values(), key=lambda f: (not f.signature.verdict.is_frontend_bug,
+                                                              f.signature.verdict, -f.hits, f.directory))
+    missing = [f for f in findings if f.reduction.get("confirmed") and not f.reduction.get("ablation")]
+    if missing and not no_ablation:
+        from mutator.program import Program
+
+        config = RunConfig(backend=backend, timeout=timeout, memory_mb=memory_mb)
+        try:
+            with WorkerPool(workers=jobs, config=config) as pool:
+                pool.wait_ready()
+                for finding in missing:
+                    click.echo(f"ablation: {finding.directory}", err=True)
+                    program = Program.from_source(finding.reduction["source"],
+                                                  str(campaign_dir / finding.directory / "reduced.py"))
+                    rows = ablation.ablate(pool, program, finding.signature,
+                                           base=config, parallel=pool.size)
+                    finding.reduction.update(ablation=[row.as_json() for row in rows], label=ablation.label(rows))
+                    store.save(finding)
+        except PoolError as exc:
+            click.echo(f"error: {exc}", err=True)
+            sys.exit(EXIT_USAGE)
+    versions = issue.collect_versions()
+    rows = []
+    for finding in findings:
+        directory = campaign_dir / finding.directory
+        repro = directory / "repro.py"
+        text = issue.report_markdown(finding, repro_source=repro.read_text() if repro.exists() else None,
+                                     versions=versions)
+        storage.write_text(directory / "report.md", text)
+        if out is not None:
+            storage.write_text(out / f"{Path(finding.directory).name}.md", text)
+        rows.append(dict(issue.summary_row(finding), report=str(directory / "report.md")))
+    if as_json:
+        click.echo(json.dumps(rows, indent=2))
+        return
+    table = Table(title=f"{len(rows)} distinct findings in {campaign_dir}")
+    for column in ("kind", "summary", "hits", "reduced", "repro", "ablation", "taxonomy"):
+        table.add_column(column, overflow="fold")
+    for row in rows:
+        table.add_row(row["kind"], row["summary"][:90], str(row["hits"]),
+                      f"{row['reduced_lines']} lines" if row["reduced_lines"] else "-", "yes" if row["repro"] else "-",
+                      row["ablation"] or "-", row["taxonomy"])
+    Console(width=None if sys.stdout.isatty() else 200).print(table)
+    click.echo(f"report.md written in each finding directory" + (f" and copied to {out}/" if out else ""))
+
+
+@main.command()
+@click.argument("campaign_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="The PNG to write. Default: CAMPAIGN_DIR/plot.png.")
+def plot(campaign_dir: Path, out: Path | None) -> None:
+    """Arcs, corpus size, findings and execs/s over time, as a PNG (like afl-plot)."""
+    from mutator.plot import PlotError, plot as draw
+
+    try:
+        path = draw(campaign_dir, out or campaign_dir / "plot.png")
+    except PlotError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(EXIT_USAGE)
+    click.echo(f"wrote {path}")
 
 
 @main.command(name="mutate")

@@ -107,18 +107,21 @@ class Finding:
     history: list[dict[str, Any]] = field(default_factory=list)
     variants: dict[str, dict[str, Any]] = field(default_factory=dict)  # trigger -> file, hits, size, reason
     details: str = ""  # the README's account of the smallest hit (exception or divergence, program)
+    reduction: dict[str, Any] = field(default_factory=dict)  # what `mutate reduce` made of smallest.py
+    merged: list[dict[str, Any]] = field(default_factory=list)  # findings found to be this one after reduction
 
     def as_json(self) -> dict[str, Any]:
         return dict(signature=asdict(self.signature), reason=self.reason, directory=self.directory, hits=self.hits,
                     smallest_size=self.smallest_size, first_seen=self.first_seen, variants=self.variants,
-                    details=self.details, history=self.history)
+                    details=self.details, reduction=self.reduction, merged=self.merged, history=self.history)
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Finding:
         return cls(signature=Signature(**data["signature"]), reason=data["reason"], directory=data["directory"],
                    hits=data["hits"], smallest_size=data["smallest_size"], first_seen=data["first_seen"],
                    history=list(data.get("history", ())), variants=dict(data.get("variants", {})),
-                   details=data.get("details", ""))
+                   details=data.get("details", ""), reduction=dict(data.get("reduction", {})),
+                   merged=list(data.get("merged", [])))
 
 
 class FindingStore:
@@ -129,13 +132,45 @@ class FindingStore:
         self.torch_version = torch_version
         self.backend = backend
         self.findings: dict[Signature, Finding] = {}
+        self.aliases: dict[Signature, Signature] = {}  # a merged finding's signature -> the one it joined
         for path in sorted([*root.glob("findings/*/finding.json"), *root.glob("hangs/*/finding.json")]):
             finding = Finding.from_json(storage.read_json(path))
             self.findings[finding.signature] = finding
+        for finding in list(self.findings.values()):
+            for merged in finding.merged:
+                alias = Signature(**merged["signature"])
+                self.aliases[alias] = finding.signature
+                self.findings.pop(alias, None)
+                self._finish_move(merged)
+
+    def at(self, directory: Path) -> Finding | None:
+        """The finding stored in `directory`, if it is one of this store's."""
+        return next((f for f in self.findings.values() if (self.root / f.directory).resolve() == directory.resolve()),
+                    None)
+
+    def merge(self, finding: Finding, *, into: Finding) -> None:
+        """File `finding` under `into`: its hits count there, later hits of its signature go
+        there, and its directory moves to `into`'s `merged/`. The record that says so is
+        written before the move, and a move a kill interrupted is finished on the next load."""
+        moved = f"{into.directory}/merged/{Path(finding.directory).name}"
+        into.merged.append(dict(signature=asdict(finding.signature), hits=finding.hits, reason=finding.reason,
+                                directory=moved, moved_from=finding.directory))
+        into.hits += finding.hits
+        self.save(into)
+        self.findings.pop(finding.signature, None)
+        self.aliases[finding.signature] = into.signature
+        self._finish_move(into.merged[-1])
+
+    def _finish_move(self, merged: dict[str, Any]) -> None:
+        source, target = self.root / merged["moved_from"], self.root / merged["directory"]
+        if source.is_dir() and not target.exists():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            source.rename(target)  # atomic: the whole directory is in one place or the other
 
     def record(self, result: CheckResult, *, provenance: str, parent: int | None, elapsed: float) -> tuple[Finding, bool]:
         """File one hit; returns the finding and whether it is new."""
         signature = Signature.of(result)
+        signature = self.aliases.get(signature, signature)
         program = result.program
         size = len(program.source)
         finding = self.findings.get(signature)
@@ -154,7 +189,7 @@ class FindingStore:
             storage.write_text(directory / "smallest.py", program.source)
             finding.details = details(result)
         self._record_variant(finding, result, trigger(provenance))
-        storage.write_text(directory / "README.md", self._readme(finding))
+        storage.write_text(directory / "README.md", self.readme(finding))
         if len(finding.history) < MAX_STORED_HITS:
             finding.history.append(dict(at=round(elapsed, 2), provenance=provenance, parent=parent, size=size,
                                         digest=program.digest, wall=round(time.time(), 1)))
@@ -183,7 +218,14 @@ class FindingStore:
             counts[signature.kind] = counts.get(signature.kind, 0) + 1
         return counts
 
-    def _readme(self, finding: Finding) -> str:
+    def save(self, finding: Finding) -> None:
+        """Write a finding's record and README again (after a reduction, say)."""
+        directory = self.root / finding.directory
+        storage.write_json(directory / "finding.json", finding.as_json())
+        storage.write_text(directory / "README.md", self.readme(finding))
+        self.findings[finding.signature] = finding
+
+    def readme(self, finding: Finding) -> str:
         lines = [
             f"# {finding.signature.kind}: {finding.signature.describe()}",
             "",
@@ -195,6 +237,8 @@ class FindingStore:
             f"- **hits**: {finding.hits}",
             f"- **torch**: {self.torch_version or 'unknown'}",
             "",
+            *_reduction_lines(finding.reduction),
+            *_merged_lines(finding.merged),
             "## Variants: the smallest program per trigger",
             "",
             "A trigger is the seed, or the taxonomy families of the mutation that turned a passing parent into "
@@ -208,6 +252,44 @@ class FindingStore:
         if len(finding.variants) >= MAX_VARIANTS:
             lines.append(f"\nOnly the first {MAX_VARIANTS} triggers keep a program; later ones count in `hits`.")
         return "\n".join(lines) + "\n\n" + finding.details
+
+
+def _reduction_lines(reduction: dict[str, Any]) -> list[str]:
+    """The README's section on `reduced.py`, `repro.py` and the ablation, when reduced."""
+    if not reduction:
+        return []
+    lines = ["## Reduced", "",
+             f"`reduced.py`: {reduction['lines_before']} -> {reduction['lines_after']} lines "
+             f"({reduction['chars_before']} -> {reduction['chars_after']} characters) in {reduction['seconds']:.0f} s, "
+             f"{reduction['checks']} checks; the signature holds in fresh runs: "
+             f"{'yes' if reduction['confirmed'] else 'no (reduced.py is smallest.py)'}.", ""]
+    repro = reduction.get("repro")
+    if repro:
+        lines += [f"`repro.py` (needs only torch): {repro}", ""]
+    if reduction.get("ablation"):
+        lines += [f"Ablation: **{reduction['label']}**", "", ablation_table(reduction["ablation"]), ""]
+    lines += ["```python", reduction["source"].rstrip(), "```", ""]
+    return lines
+
+
+def ablation_table(rows: list[dict[str, Any]]) -> str:
+    """Ablation rows (`mutator.reduce.ablation`, as JSON) as a Markdown table."""
+    lines = ["| setting | verdict | same signature |", "| --- | --- | --- |"]
+    lines += [f"| `{row['setting']}` | {row['verdict']} | {'yes' if row['same_signature'] else 'no'} |" for row in rows]
+    return "\n".join(lines)
+
+
+def _merged_lines(merged: list[dict[str, Any]]) -> list[str]:
+    if not merged:
+        return []
+    lines = ["## Merged after reduction", "",
+             "These signatures reduced to the same program (up to names and literals) as this finding; their "
+             "directories are in `merged/`, and their later hits count here.", "",
+             "| signature | hits | directory |", "| --- | ---: | --- |"]
+    for entry in merged:
+        signature = Signature(**entry["signature"])
+        lines.append(f"| {signature.describe()} | {entry['hits']} | `{entry['directory']}` |")
+    return lines + [""]
 
 
 def details(result: CheckResult) -> str:

@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mutator.campaign import Campaign, CampaignError
 from mutator.check import Checker, CheckResult
@@ -24,8 +24,12 @@ from mutator.mutation.mutator import Mutator, Usefulness
 from mutator.mutation.operator import Mutant, family_of
 from mutator.observation import Outcome
 from mutator.program import Program
+from mutator.reduce.targets import record_reduction
 from mutator.schedule import Schedule
 from mutator.verdict import Verdict
+
+if TYPE_CHECKING:
+    from mutator.reduce.background import BackgroundReduction as Reduction
 
 SAVE_EVERY = 5.0  # seconds between stats/coverage/plot writes (events write at once too)
 MAX_BARREN = 200  # consecutive choices that yield no mutant before the loop gives up
@@ -50,6 +54,8 @@ class FuzzStats:
     last_new_path: float = 0.0
     last_finding: float = 0.0
     verdicts: dict[str, int] = field(default_factory=dict)
+    reduced: int = 0  # findings reduced in the background
+    merged: int = 0  # findings merged into another after reduction
 
 
 @dataclass
@@ -64,7 +70,7 @@ class Fuzzer:
     def __init__(self, *, corpus: Corpus, coverage: CoverageMap, mutator: Mutator, schedule: Schedule,
                  checker: Checker, store: FindingStore, campaign: Campaign, rng: random.Random,
                  stats: FuzzStats | None = None, feedback: bool = True, inflight: int = 4,
-                 health: Callable[[], list[str]] | None = None) -> None:
+                 health: Callable[[], list[str]] | None = None, reduction: Reduction | None = None) -> None:
         self.corpus = corpus
         self.coverage = coverage
         self.mutator = mutator
@@ -77,6 +83,7 @@ class Fuzzer:
         self.feedback = feedback
         self.inflight = inflight
         self.health = health or (lambda: [])
+        self.reduction = reduction  # reduces new findings beside the loop, if given
         self.latest_finding = ""
         self.set_aside: list[dict[str, Any]] = []
         self.stopping = False
@@ -97,6 +104,9 @@ class Fuzzer:
     def run(self, budget: Budget, *, on_progress: Callable[[dict[str, Any]], None] | None = None) -> None:
         """Fuzz until the budget is spent or `stopping` is set."""
         self.stats.sessions += 1
+        if self.reduction is not None:  # what an earlier session left unreduced
+            for finding in sorted(self.store.findings.values(), key=lambda f: f.first_seen):
+                self.reduction.submit(finding)
         self._drain(self._mutants(), budget, on_progress)
         self.save(force=True)
 
@@ -130,6 +140,7 @@ class Fuzzer:
                     for future in done:
                         self._process(pending.pop(future), future.result())
                         executed += 1
+                    self.collect_reductions()
                     if on_progress is not None:
                         on_progress(self.snapshot())
                     self.save()
@@ -165,6 +176,8 @@ class Fuzzer:
             self.latest_finding = f"{finding.signature.describe()}: {finding.reason}"[:160]
             if job.parent:
                 job.parent.finds += 1
+            if is_new and self.reduction is not None:
+                self.reduction.submit(finding)
         elif job.mutant is None:  # a seed
             if verdict is Verdict.PASS:
                 self._keep(job, result, features, now)
@@ -192,6 +205,21 @@ class Fuzzer:
         self.stats.kept += 1
         self.stats.last_new_path = now
         self.save(force=True)
+
+    def collect_reductions(self) -> None:
+        """Record the reductions finished in the background, merging findings that turn out
+        to be one; this thread owns the findings, so only it writes their records."""
+        if self.reduction is None:
+            return
+        for directory, outcome in self.reduction.completed():
+            finding = self.store.at(self.campaign.root / directory)
+            if finding is None or outcome.error or outcome.reduction is None:
+                continue
+            before = len(self.store.findings)
+            record_reduction(self.store, finding, outcome)
+            self.stats.reduced += 1
+            self.stats.merged += before - len(self.store.findings)
+            self.save(force=True)
 
     # -- state -----------------------------------------------------------------------------
     @property
@@ -262,6 +290,9 @@ class Fuzzer:
             lost=self.stats.lost,
             last_new_path=round(self.stats.last_new_path, 1),
             families={f: dict(c) for f, c in sorted(families.items())},
+            reduced=self.stats.reduced,
+            merged=self.stats.merged,
+            reducing=self.reduction.pending if self.reduction is not None else 0,
             workers=self.health(),
         )
 

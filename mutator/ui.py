@@ -41,7 +41,18 @@ def status_line(s: dict[str, Any]) -> str:
     return (f"[{hms(s['elapsed'])}] execs {s['execs']} ({s['execs_per_sec']}/s)  corpus {s['corpus']} "
             f"(favoured {s['favoured']})  arcs {s['arcs']}  features {s['features']}  "
             f"findings {s['findings']} [{kinds}] hits {s['hits']}  invalid {s['invalid_rate']:.0%}  "
-            f"unstable {s['unstable_rate']:.0%}")
+            f"unstable {s['unstable_rate']:.0%}"
+            + (f"  reduced {s['reduced']} (merged {s['merged']}, queued {s['reducing']})"
+               if s.get("reduced") or s.get("reducing") else ""))
+
+
+def _size(finding: Finding) -> str:
+    """"12 lines, repro.py  " once reduced."""
+    reduction = finding.reduction
+    if not reduction or not reduction.get("confirmed"):
+        return ""
+    repro = ", repro.py" if reduction.get("repro_reproduces") else ""
+    return f"[{reduction['lines_after']} lines{repro}]  "
 
 
 def finding_lines(findings: Iterable[Finding], root: Path) -> list[str]:
@@ -54,8 +65,8 @@ def finding_lines(findings: Iterable[Finding], root: Path) -> list[str]:
                          (f"not frontend bugs (low severity, out of scope): {len(rest)} signatures", rest)):
         if group:
             lines.append(title)
-            lines += [f"  {f.hits:5d} hits {len(f.variants):3d} triggers  {root / f.directory}  {f.reason[:100]}"
-                      for f in group]
+            lines += [f"  {f.hits:5d} hits {len(f.variants):3d} triggers  {root / f.directory}  {_size(f)}"
+                      f"{f.reason[:100]}" for f in group]
     return lines
 
 

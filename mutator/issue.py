@@ -1,0 +1,136 @@
+"""Issue-ready reports: one `report.md` per finding, in the shape of PyTorch's pt2 bug template.
+
+A title in PyTorch's style, what differs in one paragraph, the reproducer, the output it
+printed on this machine (observed) next to what eager gives (expected), the ablation,
+the versions that matter, how the fuzzer found it, and the labels to suggest. Everything
+comes from the finding's record; nothing is made up when a part is missing (an
+unreduced finding says how to reduce it).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from typing import Any
+
+from mutator.findings import SEVERITY, Finding, ablation_table
+from mutator.mutation.operator import family_of
+from mutator.verdict import Verdict
+
+LABELS = ("oncall: pt2", "module: dynamo", "topic: fuzzer")
+_VERSIONS_SCRIPT = r"""
+import json, platform, sys
+import torch
+cpu = ""
+try:
+    with open("/proc/cpuinfo") as f:
+        cpu = next((line.split(":", 1)[1].strip() for line in f if line.startswith("model name")), "")
+except OSError:
+    pass
+print(json.dumps({
+    "torch": torch.__version__, "git": getattr(torch.version, "git_version", ""), "debug": torch.version.debug,
+    "cuda": torch.version.cuda, "python": sys.version.split()[0], "os": platform.platform(),
+    "cpu": cpu or platform.processor(), "libc": " ".join(platform.libc_ver()),
+}))
+"""
+
+
+def collect_versions(python: str = sys.executable) -> dict[str, Any]:
+    """What PyTorch's collect_env reports that matters for a frontend bug, from a fresh
+    interpreter (this process never imports torch)."""
+    try:
+        proc = subprocess.run([python, "-c", _VERSIONS_SCRIPT], capture_output=True, text=True, timeout=120)
+        return json.loads(proc.stdout.strip().splitlines()[-1])
+    except (subprocess.SubprocessError, ValueError, IndexError, OSError):
+        return {"torch": "unknown"}
+
+
+def title(finding: Finding) -> str:
+    signature = finding.signature
+    reason = finding.reason
+    if signature.verdict is Verdict.MISMATCH:
+        what = reason.split(":", 1)[0] if ":" in reason else "result"
+        return f"[dynamo] torch.compile(backend=\"eager\") gives a different result than eager ({what})"
+    if signature.verdict is Verdict.CRASH:
+        where = f" in {signature.location}" if signature.location else ""
+        message = reason.split("raised", 1)[-1].strip() if "raised" in reason else reason
+        return f"[dynamo] {signature.exception or 'crash'}{where} under torch.compile: {message[:90]}"
+    if signature.verdict is Verdict.FULLGRAPH_BREAK:
+        return f"[dynamo] graph break under fullgraph=True: {signature.location or signature.exception}"
+    return f"[dynamo] {signature.kind.lower().replace('_', ' ')}: {reason[:100]}"
+
+
+def found_by(finding: Finding) -> str:
+    first = finding.history[0] if finding.history else {}
+    provenance = first.get("provenance", "")
+    if provenance.startswith("seed:"):
+        return f"the seed program `{provenance.removeprefix('seed:')}` itself"
+    steps = [step for step in provenance.split("+") if step]
+    families = sorted({family_of(step) for step in steps})
+    return (f"mutating a seed with {', '.join(f'`{s}`' for s in steps) or 'unknown operators'} "
+            f"(taxonomy classes {', '.join(families)}), {finding.hits} programs hit it")
+
+
+def taxonomy(finding: Finding) -> str:
+    """The taxonomy classes of the mutations that triggered it (TAXONOMY.md), or "seed"."""
+    families = sorted({part for key in finding.variants if not key.startswith("seed ") for part in key.split("+")})
+    return ", ".join(families) or "seed"
+
+
+def report_markdown(finding: Finding, *, repro_source: str | None, versions: dict[str, Any]) -> str:
+    reduction = finding.reduction
+    lines = [f"# {title(finding)}", "", "### 🐛 Describe the bug", ""]
+    lines += [_description(finding), ""]
+    if repro_source is not None:
+        lines += ["Reproducer (needs only torch; exits 1 while the bug is present, 0 once it is fixed):", "",
+                  "```python", repro_source.rstrip(), "```", ""]
+    elif reduction.get("source"):
+        lines += ["Reduced program (mutator's harness form: `fn` is compiled and called with `inputs()`; "
+                  f"a standalone repro.py could not be verified: {reduction.get('repro', '')}):", "",
+                  "```python", reduction["source"].rstrip(), "```", ""]
+    else:
+        lines += ["Not reduced yet: run `mutate reduce` on the finding directory. The smallest program so far is "
+                  "`smallest.py` in the finding directory.", ""]
+    output = reduction.get("repro_output", "")
+    if output:
+        lines += ["Observed (the reproducer's output on this machine):", "", "```", output.strip()[-2500:], "```", ""]
+    lines += [f"Expected: the compiled program behaves as eager does (with the lines above, `compiled:` equal to "
+              "`eager:`, and no exception that eager does not raise).", ""]
+    if reduction.get("ablation"):
+        lines += [f"Ablation (**{reduction.get('label', '')}**):", "", ablation_table(reduction["ablation"]), ""]
+    lines += ["### Versions", "", "```"]
+    lines += [f"{key}: {value}" for key, value in versions.items()]
+    lines += ["```", "", "### How it was found", "",
+              f"By mutator, a mutation-based, coverage-guided fuzzer of TorchDynamo, {found_by(finding)}. "
+              f"Signature: `{finding.signature.describe()}`; severity: "
+              f"{SEVERITY.get(finding.signature.verdict, 'a frontend bug')}.", ""]
+    if finding.merged:
+        lines += [f"Also seen as {len(finding.merged)} other signatures that reduced to the same program: "
+                  + "; ".join(f"`{m['signature']['kind']} {m['signature'].get('exception', '')}`" for m in finding.merged),
+                  ""]
+    lines += ["Suggested labels: " + ", ".join(f"`{label}`" for label in LABELS), ""]
+    return "\n".join(lines)
+
+
+def _description(finding: Finding) -> str:
+    signature = finding.signature
+    reason = finding.reason
+    if signature.verdict is Verdict.MISMATCH:
+        return (f"Running this program with `torch.compile(backend=\"eager\")` gives a different result than running "
+                f"it eagerly: {reason}. With `backend=\"eager\"` no graph compiler is involved, so the difference "
+                "comes from Dynamo's tracing.")
+    if signature.verdict is Verdict.CRASH:
+        return (f"This program runs eagerly, but under `torch.compile(backend=\"eager\")` {reason.removeprefix('the ')}.")
+    return f"{signature.kind}: {reason}."
+
+
+def summary_row(finding: Finding) -> dict[str, Any]:
+    """One finding for the table and --json: stable field names."""
+    reduction = finding.reduction
+    return dict(directory=finding.directory, kind=finding.signature.kind, signature=finding.signature.describe(),
+                summary=finding.reason[:200], hits=finding.hits, title=title(finding),
+                reduced_lines=reduction.get("lines_after") if reduction.get("confirmed") else None,
+                repro=bool(reduction.get("repro_reproduces")), ablation=reduction.get("label", ""),
+                taxonomy=taxonomy(finding), merged=len(finding.merged),
+                frontend_bug=finding.signature.verdict.is_frontend_bug)

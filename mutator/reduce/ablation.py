@@ -1,0 +1,65 @@
+"""Backend and mode ablation: does a finding need Dynamo's frontend, or a backend, or a mode?
+
+The reduced program is checked (confirmed, as the fuzzer checks) under each backend and
+with `fullgraph` and `dynamic` forced each way. A finding that reproduces with
+`backend="eager"` is a frontend bug; one that shows only with `aot_eager` or `inductor`
+belongs to the backend.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+from mutator.check import Checker, Runner
+from mutator.findings import Signature
+from mutator.observation import RunConfig
+from mutator.program import Program
+
+SETTINGS: tuple[tuple[str, dict[str, object]], ...] = (
+    ('backend="eager"', dict(backend="eager")),
+    ('backend="aot_eager"', dict(backend="aot_eager")),
+    ('backend="inductor"', dict(backend="inductor")),
+    ("fullgraph=True", dict(backend="eager", fullgraph=True)),
+    ("fullgraph=False", dict(backend="eager", fullgraph=False)),
+    ("dynamic=True", dict(backend="eager", dynamic=True)),
+    ("dynamic=False", dict(backend="eager", dynamic=False)),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class AblationRow:
+    setting: str
+    verdict: str
+    same_signature: bool
+    reason: str
+
+    def as_json(self) -> dict[str, object]:
+        return dict(setting=self.setting, verdict=self.verdict, same_signature=self.same_signature,
+                    reason=self.reason[:300])
+
+
+def ablate(runner: Runner, program: Program, signature: Signature, *, base: RunConfig,
+           parallel: int = 2) -> list[AblationRow]:
+    """One row per setting, in SETTINGS order."""
+    def one(setting: tuple[str, dict[str, object]]) -> AblationRow:
+        name, overrides = setting
+        config = RunConfig(backend=str(overrides["backend"]), fullgraph=overrides.get("fullgraph"),  # type: ignore[arg-type]
+                           dynamic=overrides.get("dynamic"), timeout=base.timeout,  # type: ignore[arg-type]
+                           memory_mb=base.memory_mb, stdout_limit=base.stdout_limit)
+        result = Checker(runner, config=config).check(program)
+        return AblationRow(name, result.verdict.name, Signature.of(result) == signature, result.reason)
+
+    with ThreadPoolExecutor(max_workers=max(1, parallel)) as executor:
+        return list(executor.map(one, SETTINGS))
+
+
+def label(rows: list[AblationRow]) -> str:
+    """"frontend" when backend="eager" reproduces the finding, "backend (aot_eager, ...)"
+    when only other backends do, "does not reproduce" otherwise."""
+    by_setting = {row.setting: row for row in rows}
+    eager = by_setting.get('backend="eager"')
+    if eager is not None and eager.same_signature:
+        return "frontend"
+    backends = [row.setting.split('"')[1] for row in rows if row.setting.startswith("backend=") and row.same_signature]
+    return f"backend ({', '.join(backends)})" if backends else "does not reproduce"

@@ -1,0 +1,137 @@
+"""Reduction beside the fuzz loop: every new finding is reduced while the fuzzer goes on.
+
+One thread reduces one finding at a time through the campaign's own pool, frontend bugs
+before low-severity findings. Its runs are
+throttled so that, averaged over the session, they take at most `max_share` of the
+workers' time (the fuzzer's checks fill the rest). The thread writes only `reduced.py`
+and `repro.py` of the finding it works on; the fuzz loop, which owns the findings,
+collects finished reductions (`completed`) and records them, so the two never write the
+same file.
+"""
+
+from __future__ import annotations
+
+import itertools
+import queue
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import Future
+from pathlib import Path
+
+from mutator.findings import Finding
+from mutator.observation import ExecResult, Mode, RunConfig
+from mutator.program import Program
+from mutator.reduce.reducer import ReductionStopped
+from mutator.reduce.targets import Outcome, Targets
+
+DEFAULT_SHARE = 0.25
+
+
+class ThrottledRunner:
+    """A runner that submits to `runner` only while its runs have used at most `max_share`
+    of `workers` workers' time since it was made."""
+
+    def __init__(self, runner: object, *, workers: int, max_share: float, stop: threading.Event,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self._runner = runner
+        self._capacity = max(1, workers) * max_share
+        self._stop = stop
+        self._clock = clock
+        self._started = clock()
+        self._used = 0.0
+        self._lock = threading.Lock()
+
+    @property
+    def used_seconds(self) -> float:
+        return self._used
+
+    def over_budget(self) -> bool:
+        elapsed = max(1e-6, self._clock() - self._started)
+        return self._used > elapsed * self._capacity
+
+    def charge(self, seconds: float) -> None:
+        """Time spent outside the pool on the reduction's behalf (running a repro.py)."""
+        with self._lock:
+            self._used += seconds
+
+    def submit(self, program: Program, mode: Mode, config: RunConfig | None = None, *,
+               avoid: int | None = None) -> Future[ExecResult]:
+        while self.over_budget() and not self._stop.is_set():
+            time.sleep(0.05)
+        future: Future[ExecResult] = self._runner.submit(program, mode, config, avoid=avoid)  # type: ignore[attr-defined]
+        future.add_done_callback(self._account)
+        return future
+
+    def _account(self, future: Future[ExecResult]) -> None:
+        if not future.cancelled() and future.exception() is None:
+            self.charge(future.result().seconds)
+
+
+class BackgroundReduction:
+    def __init__(self, runner: object, root: Path, *, workers: int, config: RunConfig, torch_version: str,
+                 max_share: float = DEFAULT_SHARE, time_limit: float | None = 600.0) -> None:
+        self._root = root
+        self._stop = threading.Event()
+        self.runner = ThrottledRunner(runner, workers=workers, max_share=max_share, stop=self._stop)
+        # one candidate at a time: its eager and compiled runs side by side
+        self._targets = Targets(self.runner, workers=1, config=config, torch_version=torch_version,
+                                time_limit=time_limit, ablate=False)
+        # frontend bugs first, then low-severity findings; in the order they were found
+        self._todo: queue.PriorityQueue[tuple[int, int, str, Finding | None]] = queue.PriorityQueue()
+        self._order = itertools.count()
+        self._done: queue.Queue[tuple[str, Outcome]] = queue.Queue()
+        self._queued: set[str] = set()
+        self.busy_with = ""
+        self.reduced = 0
+        self.failed = 0
+        self._thread = threading.Thread(target=self._work, name="mutator-reduce", daemon=True)
+        self._thread.start()
+
+    def submit(self, finding: Finding) -> None:
+        """Reduce `finding` (a copy of its record is taken now) when its turn comes."""
+        if finding.directory in self._queued or finding.reduction:
+            return
+        self._queued.add(finding.directory)
+        rank = 0 if finding.signature.verdict.is_frontend_bug else 1
+        self._todo.put((rank, next(self._order), finding.directory, Finding.from_json(finding.as_json())))
+
+    @property
+    def pending(self) -> int:
+        return self._todo.qsize() + (1 if self.busy_with else 0)
+
+    def completed(self) -> list[tuple[str, Outcome]]:
+        """Reductions finished since the last call: (finding directory, outcome)."""
+        done = []
+        while True:
+            try:
+                done.append(self._done.get_nowait())
+            except queue.Empty:
+                return done
+
+    def close(self, timeout: float = 30.0) -> None:
+        """Stop after the candidate in flight; unfinished reductions are redone next session."""
+        self._stop.set()
+        self._todo.put((-1, -1, "", None))
+        self._thread.join(timeout)
+
+    def _work(self) -> None:
+        while not self._stop.is_set():
+            _, _, directory, finding = self._todo.get()
+            if finding is None:
+                return
+            self.busy_with = directory
+            try:
+                outcome = self._targets.reduce_finding(self._root / directory, finding, stop=self._stop.is_set,
+                                                       charge=self.runner.charge)
+            except ReductionStopped:
+                return
+            except Exception as exc:  # a reduction must never take the campaign down with it
+                outcome = Outcome(directory, error=f"{type(exc).__name__}: {exc}")
+            finally:
+                self.busy_with = ""
+            if outcome.error:
+                self.failed += 1
+            else:
+                self.reduced += 1
+            self._done.put((directory, outcome))

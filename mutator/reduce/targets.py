@@ -1,0 +1,177 @@
+"""`mutate reduce` on files and finding directories: reduce, write a reproducer, ablate.
+
+A finding directory gets `reduced.py` and, when it is verified to fail with plain
+python, `repro.py` beside `smallest.py`; its `finding.json` and README say what the
+reduction did. The program files are written before the record that names them, each
+atomically, so a kill leaves the old record or the new one, never a record naming a file
+that is not there.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mutator import storage
+from mutator.check import Runner
+from mutator.findings import Finding, FindingStore, Signature
+from mutator.observation import RunConfig
+from mutator.program import Program, ProgramError, load_program
+from mutator.reduce import ablation
+from mutator.reduce.canonical import canonical_digest
+from mutator.reduce.reducer import NotReproduced, Reducer, Reduction
+from mutator.reduce.repro import Verification, make_repro, verify
+
+
+@dataclass
+class Outcome:
+    """What reducing one target gave; `error` set when it could not be reduced."""
+
+    target: str
+    reduction: Reduction | None = None
+    written: list[str] = field(default_factory=list)
+    repro: Verification | None = None
+    repro_note: str = ""
+    rows: list[ablation.AblationRow] = field(default_factory=list)
+    error: str = ""
+
+    def as_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = dict(target=self.target, error=self.error, written=self.written)
+        if self.reduction is not None:
+            r = self.reduction
+            data.update(signature=r.signature.describe(), lines_before=r.lines[0], lines_after=r.lines[1],
+                        chars_before=len(r.original.source), chars_after=len(r.reduced.source),
+                        seconds=round(r.seconds, 1), checks=r.stats.checks,
+                        confirmed=r.confirmed,
+                        passes={name: dict(tried=p.tried, kept=p.kept, seconds=round(p.seconds, 1))
+                                for name, p in r.stats.passes.items()})
+        data.update(repro=self.repro.describe() if self.repro else self.repro_note,
+                    repro_reproduces=bool(self.repro and self.repro.reproduces),
+                    repro_output=self.repro.output[-3000:] if self.repro else "",
+                    ablation=[row.as_json() for row in self.rows],
+                    label=ablation.label(self.rows) if self.rows else "")
+        return data
+
+
+def is_finding_dir(path: Path) -> bool:
+    return path.is_dir() and (path / "finding.json").is_file() and (path / "smallest.py").is_file()
+
+
+class Targets:
+    def __init__(self, runner: Runner, *, workers: int, config: RunConfig, torch_version: str,
+                 time_limit: float | None = None, ablate: bool = True) -> None:
+        self._runner = runner
+        self._workers = workers
+        self._config = config
+        self._torch = torch_version
+        self._time_limit = time_limit
+        self._ablate = ablate
+        self._reducer = Reducer(runner, workers=workers, config=config)
+
+    def reduce_path(self, path: Path, *, out: Path | None = None,
+                    on_progress: Callable[[str, str], None] = lambda s, n: None) -> Outcome:
+        if is_finding_dir(path):
+            return self._finding(path, on_progress)
+        return self._file(path, out, on_progress)
+
+    def _file(self, path: Path, out: Path | None, on_progress: Callable[[str, str], None]) -> Outcome:
+        outcome = Outcome(str(path))
+        try:
+            program = load_program(path)
+        except ProgramError as exc:
+            outcome.error = str(exc)
+            return outcome
+        if not self._reduce(outcome, program, None, on_progress):
+            return outcome
+        assert outcome.reduction is not None
+        if not outcome.reduction.confirmed:
+            return outcome
+        target = out if out is not None else path.with_name(f"{path.stem}.reduced.py")
+        if target.is_dir():
+            target = target / f"{path.stem}.reduced.py"
+        self._write_results(outcome, target, target.with_name(target.name.replace(".reduced.py", "") + ".repro.py")
+                            if target.name.endswith(".reduced.py") else target.with_suffix(".repro.py"))
+        return outcome
+
+    def _finding(self, directory: Path, on_progress: Callable[[str, str], None]) -> Outcome:
+        root = directory.parent.parent
+        store = FindingStore(root, torch_version=self._torch, backend=self._config.backend)
+        finding = store.at(directory)
+        if finding is None:
+            return Outcome(str(directory), error="not a finding of this campaign (merged into another?)")
+        outcome = self.reduce_finding(directory, finding, on_progress=on_progress)
+        if not outcome.error:
+            record_reduction(store, finding, outcome)
+        return outcome
+
+    def reduce_finding(self, directory: Path, finding: Finding, *, stop: Callable[[], bool] = lambda: False,
+                       on_progress: Callable[[str, str], None] = lambda s, n: None,
+                       charge: Callable[[float], None] = lambda seconds: None) -> Outcome:
+        """Reduce a finding's smallest.py and write reduced.py and repro.py beside it; its
+        record is the caller's to update (`record_reduction`), from the thread that owns it."""
+        outcome = Outcome(str(directory))
+        try:
+            program = load_program(directory / "smallest.py")
+        except ProgramError as exc:
+            outcome.error = str(exc)
+            return outcome
+        if not self._reduce(outcome, program, finding.signature, on_progress, stop):
+            return outcome
+        self._write_results(outcome, directory / "reduced.py", directory / "repro.py", charge=charge)
+        return outcome
+
+    def _reduce(self, outcome: Outcome, program: Program, expect: Signature | None,
+                on_progress: Callable[[str, str], None], stop: Callable[[], bool] = lambda: False) -> bool:
+        try:
+            outcome.reduction = self._reducer.reduce(program, expect=expect, time_limit=self._time_limit,
+                                                     on_progress=on_progress, stop=stop)
+        except NotReproduced as exc:
+            outcome.error = f"does not reproduce: {exc}"
+            return False
+        return True
+
+    def _write_results(self, outcome: Outcome, reduced_path: Path, repro_path: Path, *,
+                       charge: Callable[[float], None] = lambda seconds: None) -> None:
+        reduction = outcome.reduction
+        assert reduction is not None
+        if not reduction.confirmed:
+            return
+        storage.write_text(reduced_path, reduction.reduced.source)
+        outcome.written.append(str(reduced_path))
+        repro = make_repro(reduction.reduced, reduction.signature.verdict)
+        if repro is None:
+            outcome.repro_note = f"no reproducer for {reduction.signature.kind} findings yet"
+        else:
+            started = time.monotonic()
+            outcome.repro = verify(repro)
+            charge(time.monotonic() - started)  # a core's time outside the pool
+            if outcome.repro.reproduces:
+                storage.write_text(repro_path, repro)
+                outcome.written.append(str(repro_path))
+            elif repro_path.exists():
+                repro_path.unlink()  # an older one that no longer holds
+        if self._ablate:
+            outcome.rows = ablation.ablate(self._runner, reduction.reduced, reduction.signature, base=self._config,
+                                           parallel=self._workers)
+
+
+def record_reduction(store: FindingStore, finding: Finding, outcome: Outcome) -> Finding:
+    """Put a reduction into the finding's record and README, then merge it into an earlier
+    finding whose reduced program has the same canonical form; the finding that stands."""
+    assert outcome.reduction is not None
+    reduced = outcome.reduction.reduced.source
+    finding.reduction = dict(outcome.as_json(), source=reduced, canonical=canonical_digest(reduced))
+    store.save(finding)
+    if not outcome.reduction.confirmed:
+        return finding
+    twin = next((other for other in store.findings.values() if other is not finding
+                 and other.reduction.get("canonical") == finding.reduction["canonical"]
+                 and other.reduction.get("confirmed")), None)
+    if twin is None:
+        return finding
+    first, second = sorted((twin, finding), key=lambda f: (f.first_seen, f.directory))
+    store.merge(second, into=first)
+    return first

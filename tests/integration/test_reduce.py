@@ -1,0 +1,125 @@
+"""Reduction with real workers and torch: `mutate reduce` on a finding, repro.py, the
+background reduction of `mutate fuzz`, `mutate report` and `mutate plot`."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from mutator.findings import FindingStore
+from mutator.program import Program, load_program
+from mutator.reduce.repro import control_of, harness_repro, verify
+
+pytestmark = pytest.mark.integration
+
+ROOT = Path(__file__).resolve().parents[2]
+BURIED = ROOT / "tests/fixtures/reduce/buried_is_compiling.py"
+SMALL_BUG = '''\
+"""A small finding: the compiled branch adds one."""
+import torch
+
+SCALE = 3  # not needed
+
+
+def fn(x):
+    y = x * 1
+    if torch.compiler.is_compiling():
+        y = y + 1
+    return y
+
+
+def inputs():
+    return (torch.ones(2),)
+'''
+
+
+def cli(*args: str, timeout: float = 900) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, str(ROOT / "cli.py"), *args], capture_output=True, text=True,
+                          timeout=timeout, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
+
+
+def plain_python(path: Path) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    return subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=300,
+                          cwd=path.parent, env=env)
+
+
+@pytest.fixture()
+def finding_dir(tmp_path: Path, checker) -> Path:
+    """A campaign directory holding one finding: the buried is_compiling() divergence."""
+    program = load_program(BURIED)
+    result = checker.check(program)
+    store = FindingStore(tmp_path / "campaign", torch_version="2.13.0")
+    finding, _ = store.record(result, provenance="seed:buried_is_compiling.py", parent=None, elapsed=1.0)
+    return tmp_path / "campaign" / finding.directory
+
+
+def test_mutate_reduce_on_a_finding_keeps_its_signature_and_writes_a_failing_repro(finding_dir: Path):
+    proc = cli("reduce", "--json", "--no-ablation", "-j", "2", str(finding_dir))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    data = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert data["confirmed"] and data["lines_after"] <= 12, data
+    reduced = (finding_dir / "reduced.py").read_text()
+    assert "is_compiling" in reduced and "HISTORY" not in reduced and "Norm" not in reduced
+    assert data["repro_reproduces"], data["repro"]
+    repro = plain_python(finding_dir / "repro.py")
+    assert repro.returncode == 1 and "AssertionError" in repro.stderr and "compiled:" in repro.stdout
+    readme = (finding_dir / "README.md").read_text()
+    assert "## Reduced" in readme and "repro.py" in readme
+    record = json.loads((finding_dir / "finding.json").read_text())
+    assert record["reduction"]["lines_after"] == data["lines_after"] and record["reduction"]["canonical"]
+    again = cli("run", "--json", "-j", "2", str(finding_dir / "reduced.py"))  # fresh runs: still the finding
+    assert json.loads(again.stdout)[0]["verdict"] == "MISMATCH"
+
+    report = cli("report", "--json", "-j", "2", str(finding_dir.parent.parent))
+    assert report.returncode == 0, report.stderr[-3000:]
+    [row] = json.loads(report.stdout)
+    assert row["reduced_lines"] == data["lines_after"] and row["repro"] and row["ablation"] == "frontend"
+    text = (finding_dir / "report.md").read_text()
+    assert "### Versions" in text and "torch: 2.13.0" in text and "| `backend=\"inductor\"` |" in text
+
+
+def test_repro_exits_1_with_the_bug_and_0_without_it():
+    buggy = Program.from_source(SMALL_BUG, "small.py")
+    result = verify(harness_repro(buggy))
+    assert result.reproduces and result.exit_code == 1 and result.control_exit_code == 0, result.output
+    fixed = Program.from_source(SMALL_BUG.replace("y = y + 1", "y = y + 0"), "fixed.py")
+    assert verify(harness_repro(fixed)).exit_code == 0
+    assert "torch.compile = lambda" in control_of(harness_repro(buggy))
+
+
+def test_a_repro_that_fails_for_the_program_s_own_reasons_is_not_believed():
+    # state the eager run leaves behind makes the compiled run differ in one process
+    stateful = Program.from_source(
+        "import torch\nCALLS = []\n\ndef fn(x):\n    return x\n\ndef inputs():\n    return (torch.ones(1),)\n\n"
+        "def drive(f):\n    CALLS.append(1)\n    return len(CALLS)\n", "stateful.py")
+    result = verify(harness_repro(stateful))
+    assert not result.reproduces and result.exit_code == 1 and result.control_exit_code == 1
+    assert "not the compiler" in result.describe()
+
+
+def test_fuzzing_goes_on_while_findings_are_reduced_in_the_background(tmp_path: Path):
+    seeds = tmp_path / "seeds"
+    seeds.mkdir()
+    (seeds / "small_bug.py").write_text(SMALL_BUG)
+    for name in ("E3_closures/nonlocal_shared_cells.py", "C_iterators/map_filter_zip_enumerate.py"):
+        shutil.copy(ROOT / "seeds" / name, seeds / Path(name).name)
+    out = tmp_path / "campaign"
+    proc = cli("fuzz", "--no-ui", "-j", "2", "--corpus", str(seeds), "--out", str(out), "--time", "75s")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    counters = json.loads((out / "stats.json").read_text())["counters"]
+    assert counters["execs"] >= 60  # the loop kept going (about 2/s on two workers)
+    [finding] = [p.parent for p in out.glob("findings/*/finding.json") if "small_bug" in p.read_text()]
+    assert (finding / "reduced.py").exists() and counters["reduced"] >= 1, proc.stdout[-2000:]
+    reduced = (finding / "reduced.py").read_text()
+    assert "SCALE" not in reduced and "is_compiling" in reduced
+    assert "findings reduced in the background" in proc.stdout
+
+    plot = cli("plot", str(out))
+    assert plot.returncode == 0 and (out / "plot.png").stat().st_size > 10_000
