@@ -170,14 +170,19 @@ def fewer_parts(node: cst.CSTNode) -> list[cst.CSTNode]:
         return [node.with_changes(args=_without(node.args, i)) for i in range(len(node.args))]
     if isinstance(node, cst.Parameters):
         return [node.with_changes(params=_without(node.params, i)) for i in range(len(node.params))]
-    if isinstance(node, cst.FunctionDef):
-        return [node.with_changes(decorators=_without(node.decorators, i)) for i in range(len(node.decorators))]
+    if isinstance(node, cst.FunctionDef):  # @staticmethod stays: autograd.Function's forward is read as one
+        return [node.with_changes(decorators=_without(node.decorators, i)) for i in range(len(node.decorators))
+                if not _is_name(node.decorators[i].decorator, ("staticmethod", "classmethod"))]
     if isinstance(node, cst.ClassDef):
         options = [node.with_changes(decorators=_without(node.decorators, i)) for i in range(len(node.decorators))]
         options += [_class_without_base(node, i) for i in range(len(node.bases))]
         options += [node.with_changes(keywords=_without(node.keywords, i)) for i in range(len(node.keywords))]
         return options
     return []
+
+
+def _is_name(node: cst.BaseExpression, names: tuple[str, ...]) -> bool:
+    return isinstance(node, cst.Name) and node.value in names
 
 
 def _class_without_base(node: cst.ClassDef, i: int) -> cst.ClassDef:

@@ -248,3 +248,10 @@ def test_fewer_parts_drops_items_of_lists_and_longer_tuples():
     found = candidates(node_pass(fewer_parts), "t = (a, b, c)\nl = [a, b]\n")
     assert "t = (a, c)\nl = [a, b]\n" in found and "t = (a, b)\nl = [a, b]\n" in found
     assert "t = (a, b, c)\nl = [b]\n" in found
+
+
+def test_staticmethod_and_classmethod_decorators_stay():
+    source = "class F:\n    @staticmethod\n    @traced\n    def forward(ctx):\n        pass\n"
+    found = candidates(node_pass(fewer_parts), source)
+    assert "class F:\n    @staticmethod\n    def forward(ctx):\n        pass\n" in found
+    assert not any("@staticmethod" not in candidate for candidate in found)
