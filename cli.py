@@ -537,7 +537,9 @@ def report(campaign_dir: Path, out: Path | None, no_ablation: bool, backend: str
     if as_json:
         click.echo(json.dumps(rows, indent=2))
         return
-    table = Table(title=f"{len(rows)} distinct findings in {campaign_dir}")
+    merged = sum(row["merged"] for row in rows)
+    table = Table(title=f"{len(rows)} distinct findings in {campaign_dir}"
+                        + (f" ({merged} more signatures merged into them after reduction)" if merged else ""))
     for column in ("kind", "summary", "hits", "reduced", "repro", "ablation", "taxonomy"):
         table.add_column(column, overflow="fold")
     for row in rows:
@@ -545,7 +547,7 @@ def report(campaign_dir: Path, out: Path | None, no_ablation: bool, backend: str
                       f"{row['reduced_lines']} lines" if row["reduced_lines"] else "-", "yes" if row["repro"] else "-",
                       row["ablation"] or "-", row["taxonomy"])
     Console(width=None if sys.stdout.isatty() else 200).print(table)
-    click.echo(f"report.md written in each finding directory" + (f" and copied to {out}/" if out else ""))
+    click.echo("report.md written in each finding directory" + (f" and copied to {out}/" if out else ""))
 
 
 @main.command()
