@@ -17,6 +17,7 @@ import ast
 import functools
 from dataclasses import dataclass
 
+from mutator.program import terminal_name
 from mutator.values import FrameInfo
 
 _SETTER = "error_on_graph_break"
@@ -119,7 +120,7 @@ def _collect(source: str) -> tuple[list[_Region], list[tuple[int, int]]]:
 def _setting(node: ast.expr, setters: frozenset[str], disablers: frozenset[str]) -> bool | None:
     """True (breaks allowed) for error_on_graph_break(False) and disable; False for
     error_on_graph_break(True); None for anything else."""
-    name = _terminal(node.func if isinstance(node, ast.Call) else node)
+    name = terminal_name(node.func if isinstance(node, ast.Call) else node)
     if isinstance(node, ast.Call) and name in setters:
         values = [*node.args, *(k.value for k in node.keywords if k.arg == _SETTER)]
         if values and isinstance(values[0], ast.Constant) and isinstance(values[0].value, bool):
@@ -136,11 +137,3 @@ def _aliases(tree: ast.Module, names: tuple[str, ...]) -> frozenset[str]:
         if isinstance(node, ast.ImportFrom):
             found.update(alias.asname for alias in node.names if alias.name in names and alias.asname)
     return frozenset(found)
-
-
-def _terminal(node: ast.expr) -> str:
-    if isinstance(node, ast.Attribute):
-        return node.attr
-    if isinstance(node, ast.Name):
-        return node.id
-    return ""

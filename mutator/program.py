@@ -112,6 +112,15 @@ def load_programs(paths: list[str | Path]) -> tuple[list[Program], list[ProgramE
     return programs, errors
 
 
+def terminal_name(node: ast.expr) -> str:
+    """The last name of a dotted reference: `compile` for `torch.compile`, `fn` for `fn`."""
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    if isinstance(node, ast.Name):
+        return node.id
+    return ""
+
+
 def _detect_form(tree: ast.Module, name: str) -> ProgramForm:
     if _compiles_at_module_level(tree):  # a script that compiles itself, whatever else it defines
         return ProgramForm.SCRIPT

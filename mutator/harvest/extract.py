@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from mutator.harvest import checks
+from mutator.program import terminal_name
 
 # torch.compile (not torch.compiler.*), torch._dynamo.optimize(_assert), torch's standard_test helper
 _COMPILES = re.compile(r"\b(?:torch\.compile|torch\.compiler\.compile|_?dynamo\.optimize(?:_assert)?|standard_test)"
@@ -219,7 +220,7 @@ class _Module:
         elif isinstance(first, ast.If) and _is_main_guard(first):
             binds, kind = frozenset(), "main"
         elif isinstance(first, ast.Expr) and isinstance(first.value, ast.Call) and \
-                _terminal(first.value.func) in _RUNNERS:
+                terminal_name(first.value.func) in _RUNNERS:
             kind = "runner"
         return _Statement(node, binds, _uses(node.visit(_Standalone())), kind)
 
@@ -359,7 +360,7 @@ def _test_class(node: ast.stmt, tree: ast.Module) -> bool:
         return False
     local = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
     for base in node.bases:
-        name = _terminal(base)
+        name = terminal_name(base)
         if name.endswith(_CASE_BASES) or name in local and local[name] is not node and _test_class(local[name], tree):
             return True
     return node.name.startswith("Test") and any(
@@ -401,14 +402,6 @@ def _imports_module(node: cst.CSTNode, module: str) -> bool:
 def _code(node: cst.CSTNode) -> str:
     """A statement's source, without the blank lines before it."""
     return cst.Module([]).code_for_node(node).strip("\n")
-
-
-def _terminal(node: ast.expr) -> str:
-    if isinstance(node, ast.Attribute):
-        return node.attr
-    if isinstance(node, ast.Name):
-        return node.id
-    return ""
 
 
 def _cst_terminal(node: cst.BaseExpression) -> str:
