@@ -134,7 +134,8 @@ def render(s: dict[str, Any], title: str) -> Panel:
         findings.add_row(kind, str(n))
     for kind, n in low:
         findings.add_row(f"[dim]{kind} (not a frontend bug)[/dim]", f"[dim]{n}[/dim]")
-    findings.caption = f"hits {s['hits']}; latest: {s['latest_finding'] or 'none'}"
+    findings.caption = (f"hits {s['hits']}; reduced {s.get('reduced', 0)}, merged {s.get('merged', 0)}, "
+                        f"queued for reduction {s.get('reducing', 0)}; latest: {s['latest_finding'] or 'none'}")
     families = Table(title="operator yield by family", title_justify="left", expand=True, show_edge=False)
     for column in ("family", "applied", "valid", "new cov", "findings"):
         families.add_column(column, justify="right" if column != "family" else "left")
