@@ -262,7 +262,7 @@ def _reduction_lines(reduction: dict[str, Any]) -> list[str]:
              f"`reduced.py`: {reduction['lines_before']} -> {reduction['lines_after']} lines "
              f"({reduction['chars_before']} -> {reduction['chars_after']} characters) in {reduction['seconds']:.0f} s, "
              f"{reduction['checks']} checks; the signature holds in fresh runs: "
-             f"{'yes' if reduction['confirmed'] else 'no (reduced.py is smallest.py)'}.", ""]
+             f"{'yes' if reduction['confirmed'] else 'no, so nothing was written (smallest.py stands)'}.", ""]
     repro = reduction.get("repro")
     if repro:
         lines += [f"`repro.py` (needs only torch): {repro}", ""]

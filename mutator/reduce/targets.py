@@ -159,8 +159,9 @@ class Targets:
 
 
 def record_reduction(store: FindingStore, finding: Finding, outcome: Outcome) -> Finding:
-    """Put a reduction into the finding's record and README, then merge it into an earlier
-    finding whose reduced program has the same canonical form; the finding that stands."""
+    """Put a reduction into the finding's record and README, then merge it with a finding
+    of the same verdict kind whose reduced program has the same canonical form (the later
+    found into the earlier); the finding that stands."""
     assert outcome.reduction is not None
     reduced = outcome.reduction.reduced.source
     finding.reduction = dict(outcome.as_json(), source=reduced, canonical=canonical_digest(reduced))
@@ -168,6 +169,7 @@ def record_reduction(store: FindingStore, finding: Finding, outcome: Outcome) ->
     if not outcome.reduction.confirmed:
         return finding
     twin = next((other for other in store.findings.values() if other is not finding
+                 and other.signature.kind == finding.signature.kind  # a crash and a mismatch stay apart
                  and other.reduction.get("canonical") == finding.reduction["canonical"]
                  and other.reduction.get("confirmed")), None)
     if twin is None:
