@@ -328,6 +328,94 @@ class _Signatures(cst.CSTVisitor):
             self.found.append((callee, params))
 
 
+def remove_harness_argument(module: cst.Module) -> Iterator[cst.Module]:
+    """In harness form: a parameter of `fn` (or of its module's `forward`) removed with the
+    matching item of the tuple `inputs()` returns and the argument of `f(...)` in `drive`."""
+    finder = _HarnessEntry()
+    module.visit(finder)
+    for position in range(finder.parameters):
+        yield module.visit(_DropHarnessArgument(finder.entry, position))
+
+
+class _HarnessEntry(cst.CSTVisitor):
+    """The compiled callable's parameters: `def fn`, or `forward` of the class `fn = C(...)` makes."""
+
+    def __init__(self) -> None:
+        self.entry: tuple[str, str] = ("", "")  # (class or "", function name)
+        self.parameters = 0
+        self._functions: dict[tuple[str, str], int] = {}
+        self._classes: list[str] = []
+        self._fn_class = ""
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._classes.append(node.name.value)
+
+    def leave_ClassDef(self, original: cst.ClassDef) -> None:
+        self._classes.pop()
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        owner = self._classes[-1] if self._classes else ""
+        count = len(node.params.params) - (1 if owner else 0)
+        if node.params.star_arg is cst.MaybeSentinel.DEFAULT and not node.params.kwonly_params:
+            self._functions[(owner, node.name.value)] = count
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        target = node.targets[0].target if len(node.targets) == 1 else None
+        if isinstance(target, cst.Name) and target.value == "fn" and isinstance(node.value, cst.Call) \
+                and isinstance(node.value.func, cst.Name):
+            self._fn_class = node.value.func.value
+
+    def leave_Module(self, original: cst.Module) -> None:
+        for entry in (("", "fn"), (self._fn_class, "forward")):
+            if entry in self._functions and (entry[0] or not self._fn_class):
+                self.entry, self.parameters = entry, self._functions[entry]
+
+
+class _DropHarnessArgument(cst.CSTTransformer):
+    def __init__(self, entry: tuple[str, str], position: int) -> None:
+        super().__init__()
+        self._entry = entry
+        self._position = position
+        self._classes: list[str] = []
+        self._function: list[str] = []
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._classes.append(node.name.value)
+
+    def leave_ClassDef(self, original: cst.ClassDef, updated: cst.ClassDef) -> cst.ClassDef:
+        self._classes.pop()
+        return updated
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._function.append(node.name.value)
+
+    def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef) -> cst.FunctionDef:
+        self._function.pop()
+        owner = self._classes[-1] if self._classes else ""
+        if (owner, original.name.value) != self._entry:
+            return updated
+        skip = 1 if owner else 0
+        return updated.with_changes(params=updated.params.with_changes(
+            params=_without(updated.params.params, self._position + skip)))
+
+    def leave_Return(self, original: cst.Return, updated: cst.Return) -> cst.Return:
+        value = updated.value
+        if self._function[-1:] == ["inputs"] and not self._classes and isinstance(value, cst.Tuple) \
+                and self._position < len(value.elements):
+            elements = _without(value.elements, self._position)
+            if len(elements) == 1:
+                elements = [elements[0].with_changes(comma=cst.Comma())]
+            return updated.with_changes(value=value.with_changes(elements=elements))
+        return updated
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.Call:
+        if self._function[-1:] == ["drive"] and isinstance(original.func, cst.Name) and original.func.value == "f":
+            positional = [i for i, arg in enumerate(updated.args) if arg.keyword is None and not arg.star]
+            if self._position < len(positional):
+                return updated.with_changes(args=_without(updated.args, positional[self._position]))
+        return updated
+
+
 class _DropParameter(cst.CSTTransformer):
     def __init__(self, callee: str, param: str, position: int) -> None:
         super().__init__()
@@ -418,6 +506,7 @@ PASSES: tuple[NamedPass, ...] = (
     NamedPass("lift blocks", lift_blocks),
     NamedPass("inline names", inline_names),
     NamedPass("remove parameters with their arguments", remove_parameter_everywhere),
+    NamedPass("remove a parameter of fn with its input", remove_harness_argument),
     NamedPass("fewer arguments, parameters, bases, decorators, items", node_pass(fewer_parts)),
     NamedPass("simpler expressions", node_pass(simpler_expressions)),
     NamedPass("smaller literals", node_pass(smaller_literals)),

@@ -5,7 +5,8 @@ import textwrap
 import libcst as cst
 
 from mutator.reduce.passes import (
-    delete_statements, fewer_parts, inline_names, lift_blocks, node_pass, remove_parameter_everywhere,
+    delete_statements, fewer_parts, inline_names, lift_blocks, node_pass, remove_harness_argument,
+    remove_parameter_everywhere,
     simpler_expressions, smaller_literals, strip_comments,
 )
 
@@ -255,3 +256,49 @@ def test_staticmethod_and_classmethod_decorators_stay():
     found = candidates(node_pass(fewer_parts), source)
     assert "class F:\n    @staticmethod\n    def forward(ctx):\n        pass\n" in found
     assert not any("@staticmethod" not in candidate for candidate in found)
+
+
+def test_remove_harness_argument_drops_a_parameter_of_fn_with_its_input():
+    found = candidates(remove_harness_argument, """\
+        def fn(x, names):
+            return x
+        def inputs():
+            return (torch.ones(1), ["a"])
+        def drive(f):
+            return f(torch.ones(2), ["b"])
+        """)
+    assert found[1] == code("""\
+        def fn(x):
+            return x
+        def inputs():
+            return (torch.ones(1),)
+        def drive(f):
+            return f(torch.ones(2))
+        """)
+    assert len(found) == 2
+
+
+def test_remove_harness_argument_reads_forward_of_the_module_fn_is():
+    found = candidates(remove_harness_argument, """\
+        class M(torch.nn.Module):
+            def forward(self, x, steps):
+                return x
+        fn = M()
+        def inputs():
+            return (torch.ones(1), 3)
+        """)
+    assert found == [code("""\
+        class M(torch.nn.Module):
+            def forward(self, steps):
+                return x
+        fn = M()
+        def inputs():
+            return (3,)
+        """), code("""\
+        class M(torch.nn.Module):
+            def forward(self, x):
+                return x
+        fn = M()
+        def inputs():
+            return (torch.ones(1),)
+        """)]
