@@ -72,8 +72,21 @@ else:
 '''
 
 
-def harness_repro(program: Program) -> str:
-    """The reduced harness-form program with the lines that run it both ways and compare."""
+_GLOBALS = '''
+def _globals():  # the program's data globals, which the compiled code must update as eager does
+    return {k: type(v)(v) for k, v in globals().items()
+            if not k.startswith("_") and type(v) in (dict, list, set, int, float, str, bool, tuple)}
+
+
+_START = _globals()
+'''
+
+
+def harness_repro(program: Program, *, with_globals: bool = False) -> str:
+    """The reduced harness-form program with the lines that run it both ways and compare.
+
+    `with_globals`: each run starts from the globals as the program left them at import
+    and the globals after it are compared too (one process runs both ways)."""
     assert program.form is ProgramForm.HARNESS
     names, imported = _top_level_names(program.source)
     call = "drive(f)" if "drive" in names else "f(*inputs())"
@@ -86,19 +99,25 @@ def harness_repro(program: Program) -> str:
         kwargs = ', backend="eager", **COMPILE_KWARGS'
     seeds = ["torch.manual_seed(0)"] + (["random.seed(0)"] if "random" in imported else []) + \
         ([f"{imported['numpy']}.random.seed(0)"] if "numpy" in imported else [])
+    if with_globals:
+        seeds.insert(0, "globals().update({k: type(v)(v) for k, v in _START.items()})")
+        run = f"({run}, {{k: v for k, v in _globals().items() if k in _START}})"
     footer = _FOOTER.format(seed="\n    ".join(seeds), run=run, kwargs=kwargs)
+    if with_globals:
+        footer = _GLOBALS.strip() + "\n\n" + footer
     source = program.source.rstrip() + "\n\n\n" + _SEPARATOR + "\n" + _SAME.strip() + "\n\n" + footer
     if "torch" not in imported:
         source = "import torch\n" + source
     return source
 
 
-def make_repro(program: Program, verdict: Verdict) -> str | None:
-    """The reproducer's text, or None when this kind of finding gets none (yet)."""
+def make_repro(program: Program, verdict: Verdict, *, observation: str = "") -> str | None:
+    """The reproducer's text, or None when this kind of finding gets none (yet).
+    `observation`: what diverged (a Signature's), "globals:..." to compare globals too."""
     if verdict not in REPRO_KINDS:
         return None
     if program.form is ProgramForm.HARNESS:
-        return harness_repro(program)
+        return harness_repro(program, with_globals=observation.startswith("globals"))
     return program.source  # a script: its own checks, verified like any reproducer
 
 

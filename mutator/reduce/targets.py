@@ -141,7 +141,7 @@ class Targets:
             return
         storage.write_text(reduced_path, reduction.reduced.source)
         outcome.written.append(str(reduced_path))
-        repro = make_repro(reduction.reduced, reduction.signature.verdict)
+        repro = make_repro(reduction.reduced, reduction.signature.verdict, observation=reduction.signature.observation)
         if repro is None:
             outcome.repro_note = f"no reproducer for {reduction.signature.kind} findings yet"
         else:

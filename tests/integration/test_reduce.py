@@ -123,3 +123,12 @@ def test_fuzzing_goes_on_while_findings_are_reduced_in_the_background(tmp_path: 
 
     plot = cli("plot", str(out))
     assert plot.returncode == 0 and (out / "plot.png").stat().st_size > 10_000
+
+
+def test_a_globals_divergence_is_reproduced_by_comparing_globals_from_a_fresh_start():
+    program = Program.from_source(
+        "import torch\nSEEN = {}\n\ndef fn(x):\n    SEEN['compiled' if torch.compiler.is_compiling() else 'eager'] = 1\n"
+        "    return x\n\ndef inputs():\n    return (torch.ones(1),)\n", "seen.py")
+    assert verify(harness_repro(program)).exit_code == 0  # the results agree
+    result = verify(harness_repro(program, with_globals=True))
+    assert result.reproduces and "SEEN" in result.output, result.output
