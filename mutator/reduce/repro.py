@@ -54,9 +54,10 @@ _FOOTER = '''
 def _run(f):
     {seed}
     try:
-        return {run}
-    except Exception as e:
+        result = {run}
+    except Exception as e:  # only the program's own code: an error of these lines is not caught
         return e
+    return {ret}
 
 
 expected = _run(fn)
@@ -99,10 +100,11 @@ def harness_repro(program: Program, *, with_globals: bool = False) -> str:
         kwargs = ', backend="eager", **COMPILE_KWARGS'
     seeds = ["torch.manual_seed(0)"] + (["random.seed(0)"] if "random" in imported else []) + \
         ([f"{imported['numpy']}.random.seed(0)"] if "numpy" in imported else [])
+    ret = "result"
     if with_globals:
         seeds.insert(0, "globals().update({k: type(v)(v) for k, v in _START.items()})")
-        run = f"({run}, {{k: v for k, v in _globals().items() if k in _START}})"
-    footer = _FOOTER.format(seed="\n    ".join(seeds), run=run, kwargs=kwargs)
+        ret = "result, {k: v for k, v in _globals().items() if k in _START}"
+    footer = _FOOTER.format(seed="\n    ".join(seeds), run=run, kwargs=kwargs, ret=ret)
     if with_globals:
         footer = _GLOBALS.strip() + "\n\n" + footer
     source = program.source.rstrip() + "\n\n\n" + _SEPARATOR + "\n" + _SAME.strip() + "\n\n" + footer
