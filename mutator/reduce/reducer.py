@@ -9,6 +9,7 @@ the full way at the end, in fresh runs.
 
 from __future__ import annotations
 
+import ast
 import time
 from collections.abc import Callable
 from concurrent.futures import Future
@@ -18,7 +19,7 @@ from mutator.check import Checker, CheckResult, Runner
 from mutator.findings import Signature
 from mutator.observation import ExecResult, Mode, RunConfig
 from mutator.oracle import Oracle
-from mutator.program import Program, ProgramError
+from mutator.program import Program, ProgramError, ProgramForm
 from mutator.reduce.problem import ReductionProblem, ReductionStats, parse_quietly
 
 
@@ -142,10 +143,18 @@ def ends(run: ExecResult) -> tuple[str, str]:
 
 
 def admissible(source: str, original: Program) -> bool:
-    """A candidate must stay a program of the original's form (harness: fn and inputs())."""
+    """A candidate must stay a program of the original's form (harness: fn, and inputs()
+    returning something: `def inputs(): pass` runs, but no one would write it)."""
     try:
-        parse_quietly(source)
+        tree = parse_quietly(source)
         candidate = Program.from_source(source, original.name)
     except (ProgramError, SyntaxError):
         return False
-    return candidate.form is original.form
+    if candidate.form is not original.form:
+        return False
+    return candidate.form is not ProgramForm.HARNESS or _inputs_returns(tree)
+
+
+def _inputs_returns(tree: ast.Module) -> bool:
+    inputs = next((node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name == "inputs"), None)
+    return inputs is None or any(isinstance(node, ast.Return) and node.value is not None for node in ast.walk(inputs))

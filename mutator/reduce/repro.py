@@ -90,7 +90,7 @@ def harness_repro(program: Program, *, with_globals: bool = False) -> str:
     and the globals after it are compared too (one process runs both ways)."""
     assert program.form is ProgramForm.HARNESS
     names, imported = _top_level_names(program.source)
-    call = "drive(f)" if "drive" in names else "f(*inputs())"
+    call = "drive(f)" if "drive" in names else "f(*inputs())" if _returns_sequences(program.source) else "f(inputs())"
     run = f"({call}, state())" if "state" in names else call
     if "COMPILE_KWARGS" not in names:
         kwargs = ', backend="eager"'
@@ -189,6 +189,15 @@ def _top_level_names(source: str) -> tuple[set[str], dict[str, str]]:
                 else:
                     imported.setdefault(alias.name.split(".")[0], alias.name.split(".")[0])
     return names, imported
+
+
+def _returns_sequences(source: str) -> bool:
+    """Whether inputs() returns tuples or lists (the runtime passes anything else as one argument)."""
+    inputs = next((node for node in ast.parse(source).body if isinstance(node, ast.FunctionDef)
+                   and node.name == "inputs"), None)
+    returns = [node.value for node in ast.walk(inputs) if isinstance(node, ast.Return)] if inputs else []
+    return all(isinstance(value, (ast.Tuple, ast.List)) for value in returns if value is not None) or \
+        any(not isinstance(value, (ast.Tuple, ast.List, ast.Call, ast.Constant)) for value in returns)
 
 
 def _after_future_imports(source: str) -> int:
