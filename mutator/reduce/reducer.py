@@ -13,6 +13,7 @@ import ast
 import time
 from collections.abc import Callable
 from concurrent.futures import Future
+import dataclasses
 from dataclasses import dataclass
 
 from mutator.check import Checker, CheckResult, Runner
@@ -21,6 +22,7 @@ from mutator.observation import ExecResult, Mode, RunConfig
 from mutator.oracle import Oracle
 from mutator.program import Program, ProgramError, ProgramForm
 from mutator.reduce.problem import ReductionProblem, ReductionStats, parse_quietly
+from mutator.verdict import Verdict
 
 
 class NotReproduced(Exception):
@@ -70,7 +72,17 @@ class Reducer:
         if expect is not None and signature != expect:
             raise NotReproduced(f"{program.name}: now {signature.describe()}, not {expect.describe()}")
         return Target(program, first, signature, frozenset(first.judgement.masked), ends(first.eager),
-                      ends(first.compiled))
+                      ends(first.compiled), self._candidate_config(first, signature))
+
+    def _candidate_config(self, first: CheckResult, signature: Signature) -> RunConfig | None:
+        """Candidates get a timeout of ten times the original's slower run (at least 5 s):
+        a candidate that loops forever (a lifted `while` body) must not cost a full
+        timeout. Not for hangs, whose signature is the timeout."""
+        if signature.verdict is Verdict.HANG:
+            return self._config
+        base = self._config or RunConfig()
+        slowest = max(first.eager.seconds, first.compiled.seconds)
+        return dataclasses.replace(base, timeout=min(base.timeout, max(5.0, 10 * slowest)))
 
     def reduce(self, program: Program, *, expect: Signature | None = None, time_limit: float | None = None,
                on_progress: Callable[[str, str], None] = lambda source, pass_name: None,
@@ -102,10 +114,11 @@ class Reducer:
         without the dearer compiled run. Then the compiled runs of the rest, side by side;
         a compiled run that ends otherwise than the original's is rejected unjudged."""
         programs = [Program.from_source(source, target.program.name) for source in sources]
-        eager_futures = [self._runner.submit(p, Mode.EAGER, self._config) for p in programs]
+        config = target.candidate_config
+        eager_futures = [self._runner.submit(p, Mode.EAGER, config) for p in programs]
         eager_runs = [future.result() for future in eager_futures]
         alive = [i for i, run in enumerate(eager_runs) if ends(run) == target.eager_ends]
-        compiled_futures = {i: self._runner.submit(programs[i], Mode.COMPILED, self._config) for i in alive}
+        compiled_futures = {i: self._runner.submit(programs[i], Mode.COMPILED, config) for i in alive}
         verdicts = [False] * len(programs)
         for i, future in compiled_futures.items():
             compiled = future.result()
@@ -128,6 +141,7 @@ class Target:
     mask: frozenset[str]
     eager_ends: tuple[str, str]
     compiled_ends: tuple[str, str]
+    candidate_config: RunConfig | None = None  # the runs of candidates: a shorter timeout
 
 
 def ends(run: ExecResult) -> tuple[str, str]:

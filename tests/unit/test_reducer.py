@@ -8,7 +8,7 @@ import libcst as cst
 import pytest
 
 from mutator.findings import Signature
-from mutator.observation import Mode, Outcome
+from mutator.observation import Mode, Outcome, RunConfig
 from mutator.program import Program, ProgramForm
 from mutator.reduce.passes import PASSES, NamedPass
 from mutator.reduce.problem import ReductionProblem, size_key, tidy, tree_digest
@@ -165,3 +165,15 @@ def test_a_candidate_must_end_eagerly_as_the_original_did():
     source = NOISY.replace("        return BUG(x)", "        GUARD()\n        return BUG(x)")
     reduction = Reducer(EagerFailsWithoutGuard(), workers=2).reduce(Program.from_source(source, "noisy.py"))
     assert "GUARD()" in reduction.reduced.source and reduction.confirmed
+
+
+def test_candidates_run_with_a_short_timeout_but_hangs_keep_theirs():
+    seen = []
+
+    class Recording(SourceRunner):
+        def submit(self, program, mode, config=None, *, avoid=None):
+            seen.append(config.timeout if config is not None else None)
+            return super().submit(program, mode, config)
+
+    Reducer(Recording(), workers=2, config=RunConfig(timeout=60)).reduce(Program.from_source(NOISY, "noisy.py"))
+    assert seen[0] == 60 and 5.0 in seen  # the precondition with the campaign's, candidates with 10 x (at least 5 s)
