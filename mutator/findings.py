@@ -231,7 +231,10 @@ class FindingStore:
             "",
             f"- **reason**: {finding.reason}",
             f"- **severity**: {SEVERITY.get(finding.signature.verdict, 'a frontend bug')}",
-            f"- **reproduce**: `mutate run {self.root / finding.directory}/smallest.py` (backend `{self.backend}`)",
+            f"- **reproduce**: "
+            + (f"`python {self.root / finding.directory}/repro.py` (needs only torch), or " if
+               finding.reduction.get("repro_reproduces") else "")
+            + f"`mutate run {self.root / finding.directory}/smallest.py` (backend `{self.backend}`)",
             f"- **programs**: `smallest.py` ({finding.smallest_size} characters), `first.py` (first hit), "
             f"`variants/` (the smallest of each trigger); every hit's provenance is in `finding.json`",
             f"- **hits**: {finding.hits}",
