@@ -457,7 +457,15 @@ def reduce(targets: tuple[Path, ...], out: Path | None, time_limit: float | None
                     def progress(source: str, pass_name: str, target: Path = target) -> None:
                         lines = sum(1 for line in source.splitlines() if line.strip())
                         status.update(f"{target}: {lines} lines, {len(source)} characters ({pass_name})")
-                    outcome = reducer.reduce_path(target, out=out, on_progress=progress)
+                    try:
+                        outcome = reducer.reduce_path(target, out=out, on_progress=progress)
+                    except PoolError:
+                        raise
+                    except Exception as exc:  # a bug of ours on one target: say so, go on with the rest
+                        from mutator.reduce.targets import Outcome
+
+                        outcome = Outcome(str(target), error=f"internal error of the reducer: "
+                                                             f"{type(exc).__name__}: {exc}"[:500])
                 outcomes.append(outcome)
                 if as_json:
                     click.echo(json.dumps(outcome.as_json()))

@@ -128,7 +128,12 @@ class _NodeEditor(cst.CSTTransformer):
         self.counts: list[int] = []
 
     def on_leave(self, original: cst.CSTNode, updated: cst.CSTNode) -> cst.CSTNode:  # type: ignore[override]
-        options = self.alternatives(updated) if self.target is None or len(self.counts) <= self.target[0] else []
+        options = []
+        if self.target is None or len(self.counts) <= self.target[0]:
+            try:
+                options = self.alternatives(updated)
+            except cst.CSTValidationError:  # an alternative libcst cannot write: not offered
+                options = []
         if not options:
             return updated
         index = len(self.counts)
@@ -456,7 +461,16 @@ class _DropParameter(cst.CSTTransformer):
         return updated
 
 
+_NEED_PARENTHESES = (cst.Tuple, cst.GeneratorExp, cst.Yield, cst.Lambda, cst.NamedExpr, cst.IfExp)
+
+
 def _unparenthesized(node: cst.CSTNode) -> cst.CSTNode:
+    """The part without the parentheses it had, unless it needs them wherever it lands
+    (`f(())` must not give a bare `()`, nor `f((a, b))` an `a, b`). A change of precedence
+    (`x * f(a + b)` -> `x * a + b`) is just another candidate: the predicate decides."""
+    if isinstance(node, _NEED_PARENTHESES):
+        return node if getattr(node, "lpar", None) else node.with_changes(lpar=[cst.LeftParen()],
+                                                                          rpar=[cst.RightParen()])
     return node.with_changes(lpar=[], rpar=[]) if hasattr(node, "lpar") else node
 
 

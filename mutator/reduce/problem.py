@@ -41,6 +41,7 @@ class ReductionStats:
     cache_hits: int = 0
     rounds: int = 0
     timed_out: bool = False
+    pass_errors: list[str] = field(default_factory=list)  # passes that failed on this program (bugs of ours)
 
 
 def size_key(source: str) -> tuple[int, str]:
@@ -128,11 +129,17 @@ class ReductionProblem:
         except cst.ParserSyntaxError:
             return
         current_key = size_key(self.current)
-        for position, candidate in enumerate(named.run(module)):
-            if position < skip:
-                continue
-            source = candidate.code
-            if size_key(source) < current_key and self._admissible(source):
+        proposals = enumerate(named.run(module))
+        while True:
+            try:
+                position, candidate = next(proposals)
+                source = candidate.code if position >= skip else ""
+            except StopIteration:
+                return
+            except Exception as exc:  # a pass that fails on some program ends, the reduction goes on
+                self.stats.pass_errors.append(f"{named.name}: {type(exc).__name__}: {exc}"[:300])
+                return
+            if source and size_key(source) < current_key and self._admissible(source):
                 yield position, source
 
     def _first_interesting(self, candidates: Iterator[tuple[int, str]], stats: PassStats) -> int | None:

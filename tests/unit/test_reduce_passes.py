@@ -302,3 +302,9 @@ def test_remove_harness_argument_reads_forward_of_the_module_fn_is():
         def inputs():
             return (torch.ones(1),)
         """)]
+
+
+def test_parts_that_need_parentheses_keep_them():
+    found = candidates(node_pass(simpler_expressions), "y = f((a, b), c)\nz = torch.zeros(())\n")
+    assert "y = (a, b)\nz = torch.zeros(())\n" in found
+    assert "y = f((a, b), c)\nz = ()\n" in found

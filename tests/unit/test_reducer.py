@@ -177,3 +177,17 @@ def test_candidates_run_with_a_short_timeout_but_hangs_keep_theirs():
 
     Reducer(Recording(), workers=2, config=RunConfig(timeout=60)).reduce(Program.from_source(NOISY, "noisy.py"))
     assert seen[0] == 60 and 5.0 in seen  # the precondition with the campaign's, candidates with 10 x (at least 5 s)
+
+
+def test_a_pass_that_fails_ends_without_ending_the_reduction():
+    def broken(module):
+        yield cst.parse_module("x = 1\n")
+        raise RuntimeError("a bug of ours")
+
+    def shorter(module):
+        if module.code != "x=1\n":
+            yield cst.parse_module("x=1\n")
+
+    problem = ReductionProblem("x = 300\n", lambda sources: [True] * len(sources))
+    assert problem.run([NamedPass("broken", broken), NamedPass("shorter", shorter)]) == "x=1\n"
+    assert problem.stats.pass_errors and "a bug of ours" in problem.stats.pass_errors[0]
