@@ -46,12 +46,21 @@ def collect_versions(python: str = sys.executable) -> dict[str, Any]:
         return {"torch": "unknown"}
 
 
+def difference(finding: Finding) -> str:
+    """What differs, in the reproducer's own words when it has one (its AssertionError is
+    about the reduced program; the finding's reason is about the first, larger one)."""
+    if finding.signature.verdict is not Verdict.MISMATCH:  # a crash's own message says it better
+        return finding.reason
+    output = finding.reduction.get("repro_output", "") if finding.reduction.get("repro_reproduces") else ""
+    lines = [line for line in output.splitlines() if line.startswith("AssertionError: ")]
+    return lines[-1].removeprefix("AssertionError: ").strip() if lines else finding.reason
+
+
 def title(finding: Finding) -> str:
     signature = finding.signature
-    reason = finding.reason
+    reason = difference(finding)
     if signature.verdict is Verdict.MISMATCH:
-        what = reason.split(":", 1)[0] if ":" in reason else "result"
-        return f"[dynamo] torch.compile(backend=\"eager\") gives a different result than eager ({what})"
+        return f"[dynamo] torch.compile(backend=\"eager\") differs from eager: {reason[:100]}"
     if signature.verdict is Verdict.CRASH:
         where = f" in {signature.location}" if signature.location else ""
         message = reason.split("raised", 1)[-1].strip() if "raised" in reason else reason
@@ -115,7 +124,7 @@ def report_markdown(finding: Finding, *, repro_source: str | None, versions: dic
 
 def _description(finding: Finding) -> str:
     signature = finding.signature
-    reason = finding.reason
+    reason = difference(finding)
     if signature.verdict is Verdict.MISMATCH:
         return (f"Running this program with `torch.compile(backend=\"eager\")` gives a different result than running "
                 f"it eagerly: {reason}. With `backend=\"eager\"` no graph compiler is involved, so the difference "

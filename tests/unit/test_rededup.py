@@ -181,3 +181,14 @@ def test_a_crash_and_a_mismatch_with_one_canonical_program_stay_apart(tmp_path: 
     record_reduction(store, first, _reduced(first, ONE, mismatch_result))
     record_reduction(store, mismatch, _reduced(mismatch, TWO, mismatch_result))
     assert first.signature in store.findings and mismatch.signature in store.findings and not first.merged
+
+
+def test_a_mismatch_report_says_what_differs_in_the_reproducer_s_words(tmp_path: Path):
+    store = FindingStore(tmp_path)
+    judgement = Judgement(Verdict.MISMATCH, "call 1 (fn) result[1][2]: eager 'long', compiled 'other'")
+    finding, _ = store.record(CheckResult(Program.from_source(ONE, "m.py"), judgement, (run(), compiled_run())),
+                              provenance="O.x@fn:1", parent=1, elapsed=1.0)
+    finding.reduction = dict(confirmed=True, lines_after=5, source=ONE, repro_reproduces=True,
+                             repro_output="eager: ('001',)\nAssertionError: result[0]: eager '001', compiled '1'\n")
+    assert title(finding).endswith("differs from eager: result[0]: eager '001', compiled '1'")
+    assert "result[1][2]" not in report_markdown(finding, repro_source="x = 1\n", versions={})
