@@ -44,7 +44,7 @@ class Outcome:
             r = self.reduction
             data.update(signature=r.signature.describe(), lines_before=r.lines[0], lines_after=r.lines[1],
                         chars_before=len(r.original.source), chars_after=len(r.reduced.source),
-                        seconds=round(r.seconds, 1), checks=r.stats.checks,
+                        seconds=round(r.seconds, 1), checks=r.stats.checks, pass_errors=r.stats.pass_errors,
                         confirmed=r.confirmed,
                         passes={name: dict(tried=p.tried, kept=p.kept, seconds=round(p.seconds, 1))
                                 for name, p in r.stats.passes.items()})
