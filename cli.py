@@ -160,13 +160,14 @@ CAMPAIGN_OPTIONS = ("corpus_dirs", "backend", "schedule", "seed", "timeout", "me
 @click.option("--no-ui", is_flag=True, help="Print a status line every few seconds instead of the live screen.")
 @click.option("--coverage-include", multiple=True, default=("torch/_dynamo",), show_default=True,
               help="Paths under site-packages whose arcs are coverage (repeatable), e.g. torch/fx.")
-@click.option("--no-reduce", is_flag=True,
-              help="Do not reduce new findings in the background (at most a quarter of the workers' time).")
+@click.option("--no-reduce", is_flag=True, help="Do not reduce new findings in the background.")
+@click.option("--reduce-share", type=click.FloatRange(min=0.01, max=1.0), default=0.25, show_default=True,
+              help="At most this share of the workers' time goes to reducing findings in the background.")
 @run_options
 @click.pass_context
 def fuzz(ctx: click.Context, corpus_dirs: tuple[str, ...], out: Path, duration: float | None, max_execs: int | None,
          schedule: str, seed: int, resume: bool, no_ui: bool, coverage_include: tuple[str, ...], no_reduce: bool,
-         backend: str, timeout: float, memory_mb: int, jobs: int | None) -> None:
+         reduce_share: float, backend: str, timeout: float, memory_mb: int, jobs: int | None) -> None:
     """Fuzz torch.compile: mutate the corpus, keep what reaches new Dynamo code, file findings."""
     try:
         if resume:
@@ -204,7 +205,7 @@ def fuzz(ctx: click.Context, corpus_dirs: tuple[str, ...], out: Path, duration: 
             from mutator.reduce.background import BackgroundReduction
 
             fuzzer.reduction = BackgroundReduction(pool, campaign.root, workers=pool.size, config=run_config,
-                                                   torch_version=torch_version)
+                                                   torch_version=torch_version, max_share=reduce_share)
         title = f"mutate fuzz: {campaign.root} ({config.backend} backend, {config.schedule} schedule, {pool.size} workers)"
         show = StatusLines() if no_ui or not console.is_terminal else LiveScreen(console, title)
         interrupts = _GracefulStop(fuzzer)

@@ -111,7 +111,10 @@ def test_fuzzing_goes_on_while_findings_are_reduced_in_the_background(tmp_path: 
     for name in ("E3_closures/nonlocal_shared_cells.py", "C_iterators/map_filter_zip_enumerate.py"):
         shutil.copy(ROOT / "seeds" / name, seeds / Path(name).name)
     out = tmp_path / "campaign"
-    proc = cli("fuzz", "--no-ui", "-j", "2", "--corpus", str(seeds), "--out", str(out), "--time", "75s")
+    # the whole share, so that the small reduction surely ends within the run (at the default
+    # quarter it would take about as long as the run itself)
+    proc = cli("fuzz", "--no-ui", "-j", "2", "--corpus", str(seeds), "--out", str(out), "--time", "75s",
+               "--reduce-share", "1.0")
     assert proc.returncode == 0, proc.stderr[-3000:]
     counters = json.loads((out / "stats.json").read_text())["counters"]
     assert counters["execs"] >= 60  # the loop kept going (about 2/s on two workers)
