@@ -301,6 +301,8 @@ def _print_summary(fuzzer: Fuzzer) -> None:
         click.echo(f"  {fuzzer.stats.reduced} findings reduced in the background, {fuzzer.stats.merged} merged"
                    + (f"; {unreduced} not reduced yet (next session, or mutate reduce "
                       f"{fuzzer.campaign.root}/findings/*)" if unreduced else ""))
+        if fuzzer.stats.reduce_failed:
+            click.echo(f"  {fuzzer.stats.reduce_failed} reductions failed; the last: {fuzzer.stats.last_reduce_error}")
 
 
 @main.command()

@@ -56,6 +56,8 @@ class FuzzStats:
     verdicts: dict[str, int] = field(default_factory=dict)
     reduced: int = 0  # findings reduced in the background
     merged: int = 0  # findings merged into another after reduction
+    reduce_failed: int = 0  # reductions that ended without a result (the reason: last_reduce_error)
+    last_reduce_error: str = ""
 
 
 @dataclass
@@ -213,7 +215,11 @@ class Fuzzer:
             return
         for directory, outcome in self.reduction.completed():
             finding = self.store.at(self.campaign.root / directory)
-            if finding is None or outcome.error or outcome.reduction is None:
+            if outcome.error or outcome.reduction is None:
+                self.stats.reduce_failed += 1
+                self.stats.last_reduce_error = f"{directory}: {outcome.error}"[:500]
+                continue
+            if finding is None:
                 continue
             before = len(self.store.findings)
             record_reduction(self.store, finding, outcome)

@@ -74,8 +74,9 @@ class BackgroundReduction:
         self._root = root
         self._stop = threading.Event()
         self.runner = ThrottledRunner(runner, workers=workers, max_share=max_share, stop=self._stop)
-        # one candidate at a time: its eager and compiled runs side by side
-        self._targets = Targets(self.runner, workers=1, config=config, torch_version=torch_version,
+        # candidates in batches as large as the pool: the pool's queue is first come, first
+        # served, so one candidate at a time would wait behind the loop's checks for each run
+        self._targets = Targets(self.runner, workers=workers, config=config, torch_version=torch_version,
                                 time_limit=time_limit, ablate=False)
         # frontend bugs first, then low-severity findings; in the order they were found
         self._todo: queue.PriorityQueue[tuple[int, int, str, Finding | None]] = queue.PriorityQueue()
