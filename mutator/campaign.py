@@ -5,6 +5,7 @@
     findings/<sig>/   one directory per bug signature (see mutator.findings)
     hangs/<sig>/      the same, for hangs
     lost/             programs whose worker died under them
+    invalid/          invalid mutants: index.jsonl (why each failed eagerly), the first ones' programs
     stats.json        counters, rewritten atomically
     plot_data.csv     a time series for plots
     coverage.bin      the coverage map (feature, hits), for an exact resume
@@ -33,6 +34,7 @@ FORMAT_VERSION = 1
 PLOT_COLUMNS = ("elapsed", "execs", "execs_per_sec", "corpus", "favoured", "arcs", "features", "findings",
                 "hits", "invalid", "unstable")
 _PAIR = struct.Struct("<qq")
+MAX_INVALID_PROGRAMS = 400
 _NAME_UNSAFE = re.compile(r"[^A-Za-z0-9_.+@-]+")
 
 
@@ -73,6 +75,7 @@ class Campaign:
         self.config = config
         self.queue = root / "queue"
         self._lock: IO[str] | None = None
+        self._invalid_kept: int | None = None
 
     @classmethod
     def create(cls, root: Path, config: CampaignConfig) -> Campaign:
@@ -179,15 +182,23 @@ class Campaign:
         return CoverageMap(dict(_PAIR.iter_unpack(data)))
 
     def append_plot(self, row: dict[str, Any]) -> None:
-        path = self.root / "plot_data.csv"
-        line = ",".join(str(row.get(c, "")) for c in PLOT_COLUMNS) + "\n"
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-        try:
-            if os.fstat(fd).st_size == 0:
-                line = ",".join(PLOT_COLUMNS) + "\n" + line
-            os.write(fd, line.encode())  # one small write: a kill leaves whole lines only
-        finally:
-            os.close(fd)
+        storage.append_line(self.root / "plot_data.csv", ",".join(str(row.get(c, "")) for c in PLOT_COLUMNS) + "\n",
+                            header=",".join(PLOT_COLUMNS) + "\n")
+
+    def save_invalid(self, program: Program, record: dict[str, Any]) -> None:
+        """One line per invalid mutant in invalid/index.jsonl (what repair rules are measured
+        on); the first MAX_INVALID_PROGRAMS programs themselves beside it."""
+        directory = self.root / "invalid"
+        if self._invalid_kept is None:
+            self._invalid_kept = len(list(directory.glob("*.py"))) if directory.exists() else 0
+        if self._invalid_kept < MAX_INVALID_PROGRAMS:
+            storage.write_text(directory / f"{program.digest}.py", program.source)
+            self._invalid_kept += 1
+            record = {**record, "program": f"{program.digest}.py"}
+        storage.append_line(directory / "index.jsonl", json.dumps(record, sort_keys=True) + "\n")
+
+    def load_invalid(self) -> list[dict[str, Any]]:
+        return storage.read_lines_json(self.root / "invalid" / "index.jsonl")
 
     def save_set_aside(self, rows: list[dict[str, Any]]) -> None:
         storage.write_json(self.root / "set_aside.json", rows)

@@ -30,6 +30,13 @@ class Runner(Protocol):
                avoid: int | None = None) -> Future[ExecResult]: ...
 
 
+class PriorityRunner(Protocol):
+    """A runner with a queue to jump (`WorkerPool`)."""
+
+    def submit(self, program: Program, mode: Mode, config: RunConfig | None = None, *,
+               avoid: int | None = None, priority: int = 0) -> Future[ExecResult]: ...
+
+
 @dataclass(frozen=True, slots=True)
 class CheckResult:
     program: Program

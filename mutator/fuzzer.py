@@ -189,6 +189,8 @@ class Fuzzer:
             job.parent.finds += 1
         if job.mutant is None and verdict is not Verdict.PASS:
             self.set_aside.append(dict(path=job.seed_path, verdict=verdict.name, reason=result.reason))
+        if verdict is Verdict.INVALID and job.mutant is not None:
+            self.campaign.save_invalid(job.program, invalid_record(job.mutant, result, found_at=now))
         if job.mutant is not None and self.feedback:
             self.mutator.record(job.mutant, valid=valid, new_features=bool(new), finding=verdict.is_finding)
         if verdict.is_finding:
@@ -301,6 +303,20 @@ class Fuzzer:
             reducing=self.reduction.pending if self.reduction is not None else 0,
             workers=self.health(),
         )
+
+
+def invalid_record(mutant: Mutant, result: CheckResult, *, found_at: float) -> dict[str, Any]:
+    """Why a mutant is invalid, as a line of invalid/index.jsonl: its eager failure (exception
+    type, message, the innermost frame of the program's own code) and where it came from."""
+    eager = result.eager
+    exc = eager.observation.uncaught
+    record: dict[str, Any] = dict(provenance=mutant.provenance, outcome=eager.outcome.value,
+                                  reason=result.reason[:300], found_at=round(found_at, 2))
+    if exc is not None:
+        own = [f for f in exc.frames if f.filename == result.program.name]
+        record.update(type=exc.type_name, message=exc.message[:300],
+                      frame=str(own[-1]) if own else (str(exc.frames[-1]) if exc.frames else ""))
+    return record
 
 
 def _within(budget: Budget, executed: int, started: float) -> bool:

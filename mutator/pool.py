@@ -40,6 +40,11 @@ class _Pending:
     avoid: int | None = None  # a worker's pid that should not take this job
 
 
+URGENT = -1  # `submit(priority=)`: ahead of every ordinary run (a throttled background reduction)
+NORMAL = 0
+_STOP = sys.maxsize  # the workers' stop marker: behind every queued run
+
+
 class WorkerPool:
     """Run programs in warm, isolated workers: `pool.run(program, mode) -> ExecResult`.
 
@@ -56,7 +61,8 @@ class WorkerPool:
         # One snapshot for every worker, restarts included: eager and compiled runs (different
         # workers) must see the same environment, whatever the parent's changed since.
         self.environment = _worker_environment()
-        self._queue: queue.Queue[_Pending | None] = queue.Queue()
+        # (priority, order, run): lower priorities first, first come first served within one
+        self._queue: queue.PriorityQueue[tuple[int, int, _Pending | None]] = queue.PriorityQueue()
         self._ids = itertools.count()
         self._closed = False
         self.restarts = 0
@@ -73,14 +79,15 @@ class WorkerPool:
             thread.start()
 
     def submit(self, program: Program, mode: Mode, config: RunConfig | None = None, *,
-               avoid: int | None = None) -> Future[ExecResult]:
+               avoid: int | None = None, priority: int = NORMAL) -> Future[ExecResult]:
         """Queue one run; `config` overrides the pool's for this run only. `avoid`: the pid of a
-        worker (`ExecResult.worker`) that should not take it, when another one can."""
+        worker (`ExecResult.worker`) that should not take it, when another one can. `priority`:
+        lower runs first (`URGENT` jumps the queue: for callers that bound their own share)."""
         if self._closed:
             raise PoolError("the pool is closed")
         future: Future[ExecResult] = Future()
         job = Job(next(self._ids), program, mode, config or self.config)
-        self._queue.put(_Pending(job, future, avoid if self.size > 1 else None))
+        self._queue.put((priority, job.job_id, _Pending(job, future, avoid if self.size > 1 else None)))
         return future
 
     def run(self, program: Program, mode: Mode, config: RunConfig | None = None) -> ExecResult:
@@ -91,7 +98,7 @@ class WorkerPool:
             return
         self._closed = True
         for _ in self._threads:
-            self._queue.put(None)
+            self._queue.put((_STOP, next(self._ids), None))
         for thread in self._threads:
             thread.join(timeout=10)
         for handle in self._handles:
@@ -129,19 +136,41 @@ class WorkerPool:
         finally:
             self._settled.release()
         while True:
-            pending = self._queue.get()
+            pending = self._next_for(handle)
             if pending is None:
                 return
-            if pending.avoid is not None and pending.avoid == handle.pid and self._another_can_run(handle):
-                self._queue.put(pending)  # for another worker
-                time.sleep(0.002)
-                continue
             if not pending.future.set_running_or_notify_cancel():
                 continue
             try:
                 pending.future.set_result(handle.execute(pending.job))
             except BaseException as exc:  # a bug of ours or no worker at all: surface it to the caller
                 pending.future.set_exception(exc)
+
+
+    def _next_for(self, handle: _Worker) -> _Pending | None:
+        """The first queued run `handle` may take (None: stop). A run that avoids it goes back
+        in its place for another worker, and `handle` takes the one behind it, if any."""
+        while True:
+            item = self._queue.get()
+            if not self._avoids(item[2], handle):
+                return item[2]
+            behind = self._get_nowait()
+            self._queue.put(item)
+            if behind is not None and not self._avoids(behind[2], handle):
+                return behind[2]
+            if behind is not None:
+                self._queue.put(behind)
+            time.sleep(0.002)
+
+    def _avoids(self, pending: _Pending | None, handle: _Worker) -> bool:
+        return (pending is not None and pending.avoid is not None and pending.avoid == handle.pid
+                and self._another_can_run(handle))
+
+    def _get_nowait(self) -> tuple[int, int, _Pending | None] | None:
+        try:
+            return self._queue.get_nowait()
+        except queue.Empty:
+            return None
 
 
 class _Worker:

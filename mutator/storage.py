@@ -42,6 +42,30 @@ def write_json(path: Path, value: Any) -> None:
     write_text(path, json.dumps(value, indent=2, sort_keys=False) + "\n")
 
 
+def append_line(path: Path, line: str, *, header: str = "") -> None:
+    """Append one line with one write (a kill leaves whole lines only); `header` starts a new file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    try:
+        if header and os.fstat(fd).st_size == 0:
+            line = header + line
+        os.write(fd, line.encode("utf-8"))
+    finally:
+        os.close(fd)
+
+
+def read_lines_json(path: Path) -> list[Any]:
+    """The JSON lines of a file written by `append_line`; a torn or foreign line is skipped."""
+    rows = []
+    if path.exists():
+        for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+            try:
+                rows.append(json.loads(line))
+            except json.JSONDecodeError:
+                continue
+    return rows
+
+
 def read_json(path: Path) -> Any:
     try:
         return json.loads(path.read_text(encoding="utf-8"))

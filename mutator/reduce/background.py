@@ -21,6 +21,7 @@ from pathlib import Path
 
 from mutator.findings import Finding
 from mutator.observation import ExecResult, Mode, RunConfig
+from mutator.pool import URGENT
 from mutator.program import Program
 from mutator.reduce.reducer import ReductionStopped
 from mutator.reduce.targets import Outcome, Targets
@@ -59,7 +60,10 @@ class ThrottledRunner:
                avoid: int | None = None) -> Future[ExecResult]:
         while self.over_budget() and not self._stop.is_set():
             time.sleep(0.05)
-        future: Future[ExecResult] = self._runner.submit(program, mode, config, avoid=avoid)  # type: ignore[attr-defined]
+        # ahead of the loop's checks: the share is bounded here, so jumping the queue costs the
+        # loop no more than that share, and the reduction is not bound by the queue's latency
+        future: Future[ExecResult] = self._runner.submit(program, mode, config, avoid=avoid,  # type: ignore[attr-defined]
+                                                         priority=URGENT)
         future.add_done_callback(self._account)
         return future
 

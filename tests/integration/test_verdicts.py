@@ -413,3 +413,32 @@ def test_a_restarted_worker_sees_the_same_environment_as_the_others(pool, checke
     """)
     assert result.verdict is Verdict.PASS, result.reason
     assert "MUTATOR_SET_AFTER_THE_POOL_STARTED" not in result.eager.observation.stdout.head
+
+
+def test_an_urgent_run_jumps_the_queue_and_avoid_still_holds(pool):
+    """A throttled background reduction submits URGENT: it waits for a free worker, not for
+    every check queued before it. Order of completion, not time, is asserted."""
+    from mutator.pool import URGENT
+
+    slow = program("""
+        import time
+        import torch
+        def fn(x):
+            return x + 1
+        def inputs():
+            time.sleep(0.3)
+            return (torch.ones(1),)
+    """)
+    finished: list[str] = []
+    normal = [pool.submit(slow, Mode.EAGER) for _ in range(8)]
+    for i, future in enumerate(normal):
+        future.add_done_callback(lambda _, i=i: finished.append(f"normal{i}"))
+    urgent = pool.submit(slow, Mode.EAGER, priority=URGENT)
+    urgent.add_done_callback(lambda _: finished.append("urgent"))
+    first = urgent.result()
+    for future in normal:
+        assert future.result().outcome is Outcome.COMPLETED
+    assert first.outcome is Outcome.COMPLETED
+    assert finished.index("urgent") <= 3, finished  # behind at most the runs already started
+    avoiding = pool.submit(slow, Mode.EAGER, avoid=first.worker, priority=URGENT).result()
+    assert avoiding.worker != first.worker

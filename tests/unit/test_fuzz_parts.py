@@ -286,3 +286,27 @@ def test_status_line_and_live_screen_render_a_snapshot():
     for expected in ("execs/s", "9874", "CRASH", "FULLGRAPH_BREAK (not a frontend bug)", "E2", "80%", "busy idle",
                      "Ctrl-C"):
         assert expected in text, expected
+
+
+def test_invalid_mutants_are_logged_with_their_eager_failure_and_a_torn_line_is_skipped(tmp_path: Path, monkeypatch):
+    from mutator import campaign as campaign_module
+    from mutator.fuzzer import invalid_record
+    from mutator.mutation.operator import Mutant, Step
+
+    from tests.helpers import PROGRAM as NAME
+
+    monkeypatch.setattr(campaign_module, "MAX_INVALID_PROGRAMS", 1)
+    campaign = Campaign.create(tmp_path / "c", CampaignConfig(corpus=("seeds",)))
+    eager = run(outcome=Outcome.RAISED, uncaught=exc("NameError", "name 'y' is not defined", line=4))
+    program = Program.from_source(PROGRAM.source + "y\n", NAME)
+    result = CheckResult(program, Judgement(Verdict.INVALID, "eager raised NameError"), (eager, eager))
+    mutant = Mutant(program, (Step("S1.rename_local", "fn:2"),))
+    for i in range(2):
+        campaign.save_invalid(program if i == 0 else PROGRAM, invalid_record(mutant, result, found_at=1.5))
+    (tmp_path / "c" / "invalid" / "index.jsonl").open("a").write('{"torn": ')
+    rows = campaign.load_invalid()
+    assert [r["type"] for r in rows] == ["NameError", "NameError"]
+    assert rows[0]["provenance"] == "S1.rename_local@fn:2" and rows[0]["frame"] == f"{NAME}:4 in <module>"
+    assert rows[0]["program"] == f"{program.digest}.py" and "program" not in rows[1]  # only the first is kept
+    assert (tmp_path / "c" / "invalid" / program.digest).with_suffix(".py").read_text() == program.source
+    campaign.close()

@@ -15,6 +15,7 @@ from mutator.issue import report_markdown, summary_row, title
 from mutator.observation import ExecResult, Mode, Outcome as RunOutcome
 from mutator.oracle import Judgement
 from mutator.program import Program
+from mutator.pool import URGENT
 from mutator.reduce.background import ThrottledRunner
 from mutator.reduce.canonical import canonical_digest, canonical_form
 from mutator.verdict import Verdict
@@ -105,9 +106,11 @@ class _Instant:
     def __init__(self, seconds: float) -> None:
         self.seconds = seconds
         self.submitted = 0
+        self.priorities: list[int] = []
 
-    def submit(self, program, mode, config=None, *, avoid=None):
+    def submit(self, program, mode, config=None, *, avoid=None, priority=0):
         self.submitted += 1
+        self.priorities.append(priority)
         future: Future[ExecResult] = Future()
         future.set_result(ExecResult(program="p.py", mode=mode, outcome=RunOutcome.COMPLETED,
                                      observation=run().observation, seconds=self.seconds))
@@ -132,6 +135,7 @@ def test_the_throttled_runner_keeps_its_share_of_the_workers():
     stopped = ThrottledRunner(pool, workers=2, max_share=0.0, stop=stop, clock=lambda: 0.0)
     stopped.submit(program, Mode.EAGER)  # never waits once stopping
     assert pool.submitted == 2
+    assert pool.priorities == [URGENT, URGENT]  # its share is bounded, so it jumps the loop's queue
 
 
 def test_the_report_has_the_template_parts_and_says_when_it_is_not_reduced(tmp_path: Path):
