@@ -299,6 +299,44 @@ class _Substitute(cst.CSTTransformer):
         return self._value if original.value == self._name else updated
 
 
+# -- knowing the class one is in -----------------------------------------------------------
+class _InClass(cst.CSTVisitor):
+    """A visitor that knows the class it is in: `owner` ("" outside any)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._classes: list[str] = []
+
+    @property
+    def owner(self) -> str:
+        return self._classes[-1] if self._classes else ""
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._classes.append(node.name.value)
+
+    def leave_ClassDef(self, original: cst.ClassDef) -> None:
+        self._classes.pop()
+
+
+class _InClassTransformer(cst.CSTTransformer):
+    """The same for a transformer."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._classes: list[str] = []
+
+    @property
+    def owner(self) -> str:
+        return self._classes[-1] if self._classes else ""
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._classes.append(node.name.value)
+
+    def leave_ClassDef(self, original: cst.ClassDef, updated: cst.ClassDef) -> cst.ClassDef:
+        self._classes.pop()
+        return updated
+
+
 def remove_parameter_everywhere(module: cst.Module) -> Iterator[cst.Module]:
     """A parameter of a function (or of a class's __init__) removed together with the
     matching argument of every call by name (`Stack(CONFIG)` with `__init__(self, config)`)."""
@@ -309,24 +347,18 @@ def remove_parameter_everywhere(module: cst.Module) -> Iterator[cst.Module]:
             yield module.visit(_DropParameter(callee, param, position))
 
 
-class _Signatures(cst.CSTVisitor):
+class _Signatures(_InClass):
     """(name the function is called by, its parameter names without self) for each def."""
 
     def __init__(self) -> None:
+        super().__init__()
         self.found: list[tuple[str, list[str]]] = []
-        self._classes: list[str] = []
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self._classes.append(node.name.value)
-
-    def leave_ClassDef(self, original: cst.ClassDef) -> None:
-        self._classes.pop()
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         params = [p.name.value for p in node.params.params]
-        if self._classes:
+        if self.owner:
             params = params[1:]
-            callee = self._classes[-1] if node.name.value == "__init__" else node.name.value
+            callee = self.owner if node.name.value == "__init__" else node.name.value
         else:
             callee = node.name.value
         if params:
@@ -342,24 +374,18 @@ def remove_harness_argument(module: cst.Module) -> Iterator[cst.Module]:
         yield module.visit(_DropHarnessArgument(finder.entry, position))
 
 
-class _HarnessEntry(cst.CSTVisitor):
+class _HarnessEntry(_InClass):
     """The compiled callable's parameters: `def fn`, or `forward` of the class `fn = C(...)` makes."""
 
     def __init__(self) -> None:
+        super().__init__()
         self.entry: tuple[str, str] = ("", "")  # (class or "", function name)
         self.parameters = 0
         self._functions: dict[tuple[str, str], int] = {}
-        self._classes: list[str] = []
         self._fn_class = ""
 
-    def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self._classes.append(node.name.value)
-
-    def leave_ClassDef(self, original: cst.ClassDef) -> None:
-        self._classes.pop()
-
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        owner = self._classes[-1] if self._classes else ""
+        owner = self.owner
         count = len(node.params.params) - (1 if owner else 0)
         if node.params.star_arg is cst.MaybeSentinel.DEFAULT and not node.params.kwonly_params:
             self._functions[(owner, node.name.value)] = count
@@ -376,27 +402,19 @@ class _HarnessEntry(cst.CSTVisitor):
                 self.entry, self.parameters = entry, self._functions[entry]
 
 
-class _DropHarnessArgument(cst.CSTTransformer):
+class _DropHarnessArgument(_InClassTransformer):
     def __init__(self, entry: tuple[str, str], position: int) -> None:
         super().__init__()
         self._entry = entry
         self._position = position
-        self._classes: list[str] = []
         self._function: list[str] = []
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self._classes.append(node.name.value)
-
-    def leave_ClassDef(self, original: cst.ClassDef, updated: cst.ClassDef) -> cst.ClassDef:
-        self._classes.pop()
-        return updated
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._function.append(node.name.value)
 
     def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef) -> cst.FunctionDef:
         self._function.pop()
-        owner = self._classes[-1] if self._classes else ""
+        owner = self.owner
         if (owner, original.name.value) != self._entry:
             return updated
         skip = 1 if owner else 0
@@ -405,7 +423,7 @@ class _DropHarnessArgument(cst.CSTTransformer):
 
     def leave_Return(self, original: cst.Return, updated: cst.Return) -> cst.Return:
         value = updated.value
-        if self._function[-1:] == ["inputs"] and not self._classes and isinstance(value, cst.Tuple) \
+        if self._function[-1:] == ["inputs"] and not self.owner and isinstance(value, cst.Tuple) \
                 and self._position < len(value.elements):
             elements = _without(value.elements, self._position)
             if len(elements) == 1:
@@ -421,22 +439,14 @@ class _DropHarnessArgument(cst.CSTTransformer):
         return updated
 
 
-class _DropParameter(cst.CSTTransformer):
+class _DropParameter(_InClassTransformer):
     def __init__(self, callee: str, param: str, position: int) -> None:
         super().__init__()
         self._callee, self._param, self._position = callee, param, position
-        self._classes: list[str] = []
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self._classes.append(node.name.value)
-
-    def leave_ClassDef(self, original: cst.ClassDef, updated: cst.ClassDef) -> cst.ClassDef:
-        self._classes.pop()
-        return updated
 
     def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef) -> cst.FunctionDef:
         name = original.name.value
-        callee = (self._classes[-1] if name == "__init__" else name) if self._classes else name
+        callee = (self.owner if name == "__init__" else name) if self.owner else name
         if callee != self._callee:
             return updated
         params = list(updated.params.params)
@@ -491,6 +501,227 @@ def smaller_literals(node: cst.CSTNode) -> list[cst.CSTNode]:
     return []
 
 
+# -- helpers called once --------------------------------------------------------------------
+_HARNESS_NAMES = frozenset({"fn", "inputs", "drive", "state"})
+
+
+@dataclass(frozen=True, slots=True)
+class _Helper:
+    owner: str  # the class of a method called as self.name(...), "" for a module-level function
+    name: str
+    params: tuple[cst.Param, ...]  # without self
+    body: tuple[cst.BaseStatement, ...]  # without its docstring and final return
+    result: cst.BaseExpression | None  # what the final `return` returned
+
+
+def inline_helpers(module: cst.Module) -> Iterator[cst.Module]:
+    """A function called exactly once, where the call is a whole statement (`v = h(a)`,
+    `return h(a)`, `h(a)`), replaced by its body: parameters become assignments (which
+    `inline names` then folds away), the final `return` the statement's value. Module-level
+    functions and methods called as `self.h(...)`; a helper with another `return`, a
+    `yield`, `*args` or decorators is left alone."""
+    finder = _HelperFinder()
+    module.visit(finder)
+    for helper in finder.helpers():
+        candidate = module.visit(_InlineHelper(helper))
+        if candidate.code != module.code:
+            yield candidate
+
+
+class _HelperFinder(_InClass):
+    def __init__(self) -> None:
+        super().__init__()
+        self._defs: dict[tuple[str, str], _Helper] = {}
+        self._names: dict[str, int] = {}  # uses of a name (a def's own name is not counted)
+        self._self_calls: dict[str, int] = {}  # self.name(...) calls; other self.name reads count double
+        self._depth = 0
+
+    def helpers(self) -> list[_Helper]:
+        found = []
+        for (owner, name), helper in self._defs.items():
+            uses = self._self_calls.get(name, 0) if owner else self._names.get(name, 0)
+            if uses == 1:
+                found.append(helper)
+        return found
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        owner = self.owner
+        nested = self._depth > 0
+        self._depth += 1
+        if nested or node.decorators or node.asynchronous is not None:
+            return True
+        name = node.name.value
+        if (not owner and name in _HARNESS_NAMES) or name.startswith("__") or name == "forward":
+            return True
+        params = node.params
+        if params.star_arg is not cst.MaybeSentinel.DEFAULT or params.kwonly_params or params.star_kwarg \
+                or params.posonly_params:
+            return True
+        own = list(params.params)
+        if owner:
+            if not own or own[0].name.value != "self":
+                return True
+            own = own[1:]
+        split = _split_body(node)
+        if split is not None:
+            self._defs[(owner, name)] = _Helper(owner, name, tuple(own), *split)
+        return True
+
+    def leave_FunctionDef(self, original: cst.FunctionDef) -> None:
+        self._depth -= 1
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self._names[node.value] = self._names.get(node.value, 0) + 1
+
+    def visit_FunctionDef_name(self, node: cst.FunctionDef) -> None:
+        self._names[node.name.value] = self._names.get(node.name.value, 0) - 1  # its own name is no use
+
+    def visit_ClassDef_name(self, node: cst.ClassDef) -> None:
+        self._names[node.name.value] = self._names.get(node.name.value, 0) - 1
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if _is_name(node.value, ("self",)):
+            self._self_calls[node.attr.value] = self._self_calls.get(node.attr.value, 0) + 2  # a read
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and _is_name(func.value, ("self",)):
+            self._self_calls[func.attr.value] = self._self_calls.get(func.attr.value, 0) - 1  # a call, not 2 reads
+
+
+def _split_body(node: cst.FunctionDef) -> tuple[tuple[cst.BaseStatement, ...], cst.BaseExpression | None] | None:
+    """(statements, returned value) when the only `return` is the last statement and
+    nothing yields; None otherwise."""
+    if not isinstance(node.body, cst.IndentedBlock):
+        return None
+    body = list(node.body.body)
+    if body and _is_docstring(body[0]):
+        body = body[1:]
+    result: cst.BaseExpression | None = None
+    last = body[-1] if body else None
+    if isinstance(last, cst.SimpleStatementLine) and len(last.body) == 1 and isinstance(last.body[0], cst.Return):
+        result = last.body[0].value or cst.Name("None")
+        body = body[:-1]
+    counter = _ReturnsAndYields()
+    for statement in body:
+        statement.visit(counter)
+    if counter.found:
+        return None
+    return tuple(body), result
+
+
+def _is_docstring(statement: cst.BaseStatement) -> bool:
+    return isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 \
+        and isinstance(statement.body[0], cst.Expr) and isinstance(statement.body[0].value, cst.SimpleString)
+
+
+class _ReturnsAndYields(cst.CSTVisitor):
+    """Counts `return`, `yield`, `global` and `nonlocal` outside nested functions and classes."""
+
+    def __init__(self) -> None:
+        self.found = 0
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        return False
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+    def visit_Return(self, node: cst.Return) -> None:
+        self.found += 1
+
+    def visit_Yield(self, node: cst.Yield) -> None:
+        self.found += 1
+
+    def visit_Global(self, node: cst.Global) -> None:
+        self.found += 1
+
+    def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
+        self.found += 1
+
+
+class _InlineHelper(_InClassTransformer):
+    def __init__(self, helper: _Helper) -> None:
+        super().__init__()
+        self._helper = helper
+        self.inlined = False
+
+    def leave_FunctionDef(self, original: cst.FunctionDef,
+                          updated: cst.FunctionDef) -> cst.FunctionDef | cst.RemovalSentinel:
+        owner = self.owner
+        if (owner, original.name.value) == (self._helper.owner, self._helper.name):
+            return cst.RemoveFromParent()
+        return updated
+
+    def leave_Module(self, original: cst.Module, updated: cst.Module) -> cst.Module:
+        return updated.with_changes(body=self._expand(updated.body))
+
+    def leave_IndentedBlock(self, original: cst.IndentedBlock, updated: cst.IndentedBlock) -> cst.IndentedBlock:
+        return updated.with_changes(body=self._expand(updated.body) or [_PASS_LINE])
+
+    def _expand(self, body: Sequence[cst.BaseStatement]) -> list[cst.BaseStatement]:
+        out: list[cst.BaseStatement] = []
+        for statement in body:
+            expansion = None if self.inlined else self._inline(statement)
+            if expansion is None:
+                out.append(statement)
+            else:
+                out += expansion
+                self.inlined = True
+        return out
+
+    def _inline(self, statement: cst.BaseStatement) -> list[cst.BaseStatement] | None:
+        if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+            return None
+        small = statement.body[0]
+        value = small.value if isinstance(small, (cst.Assign, cst.Return, cst.Expr)) else None
+        if not isinstance(value, cst.Call) or not self._calls_helper(value.func):
+            return None
+        bindings = _bind(self._helper.params, value.args)
+        if bindings is None:
+            return None
+        lines: list[cst.BaseStatement] = [
+            cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(cst.Name(name))], arg)])
+            for name, arg in bindings if not _is_name(arg, (name,))]  # no `x = x`
+        lines += self._helper.body
+        result = self._helper.result
+        if isinstance(small, cst.Assign):
+            lines.append(statement.with_changes(body=[small.with_changes(value=result or cst.Name("None"))]))
+        elif isinstance(small, cst.Return):
+            lines.append(statement.with_changes(body=[small.with_changes(value=result)]))
+        elif result is not None and not isinstance(result, cst.Name):
+            lines.append(statement.with_changes(body=[cst.Expr(result)]))
+        return lines or [_PASS_LINE]
+
+    def _calls_helper(self, func: cst.BaseExpression) -> bool:
+        if self._helper.owner:
+            return isinstance(func, cst.Attribute) and _is_name(func.value, ("self",)) \
+                and func.attr.value == self._helper.name
+        return _is_name(func, (self._helper.name,))
+
+
+def _bind(params: Sequence[cst.Param], args: Sequence[cst.Arg]) -> list[tuple[str, cst.BaseExpression]] | None:
+    """Each parameter's value at this call (its argument, else its default); None when the
+    call does not fit (a starred argument, an unknown keyword, one missing)."""
+    if any(arg.star for arg in args):
+        return None
+    positional = [arg.value for arg in args if arg.keyword is None]
+    keywords = {arg.keyword.value: arg.value for arg in args if arg.keyword is not None}
+    if len(positional) > len(params) or set(keywords) - {p.name.value for p in params}:
+        return None
+    bound = []
+    for i, param in enumerate(params):
+        name = param.name.value
+        value = positional[i] if i < len(positional) else keywords.get(name, param.default)
+        if value is None:
+            return None
+        bound.append((name, _unparenthesized(value)))
+    return bound  # type: ignore[return-value]
+
+
 # -- whole-program clean-ups ------------------------------------------------------------------
 class _CommentRemover(cst.CSTTransformer):
     def leave_EmptyLine(self, original: cst.EmptyLine, updated: cst.EmptyLine) -> cst.EmptyLine | cst.RemovalSentinel:
@@ -518,6 +749,7 @@ PASSES: tuple[NamedPass, ...] = (
     NamedPass("strip comments", strip_comments),
     NamedPass("delete statements", delete_statements),
     NamedPass("lift blocks", lift_blocks),
+    NamedPass("inline helpers called once", inline_helpers),
     NamedPass("inline names", inline_names),
     NamedPass("remove parameters with their arguments", remove_parameter_everywhere),
     NamedPass("remove a parameter of fn with its input", remove_harness_argument),

@@ -5,7 +5,7 @@ import textwrap
 import libcst as cst
 
 from mutator.reduce.passes import (
-    delete_statements, fewer_parts, inline_names, lift_blocks, node_pass, remove_harness_argument,
+    delete_statements, fewer_parts, inline_helpers, inline_names, lift_blocks, node_pass, remove_harness_argument,
     remove_parameter_everywhere,
     simpler_expressions, smaller_literals, strip_comments,
 )
@@ -308,3 +308,91 @@ def test_parts_that_need_parentheses_keep_them():
     found = candidates(node_pass(simpler_expressions), "y = f((a, b), c)\nz = torch.zeros(())\n")
     assert "y = (a, b)\nz = torch.zeros(())\n" in found
     assert "y = f((a, b), c)\nz = ()\n" in found
+
+
+def test_inline_helpers_puts_the_body_of_a_function_called_once_at_its_call():
+    found = candidates(inline_helpers, """\
+        def scale(t, k=2):
+            \"\"\"Doc.\"\"\"
+            y = t * k
+            return y + 1
+        def fn(x):
+            out = scale(x)
+            return out
+        """)
+    assert found == [code("""\
+        def fn(x):
+            t = x
+            k = 2
+            y = t * k
+            out = y + 1
+            return out
+        """)]
+
+
+def test_inline_helpers_inlines_a_method_called_once_through_self_and_a_return_of_a_call():
+    found = candidates(inline_helpers, """\
+        class M:
+            def forward(self, x):
+                return self.prep(x, scale=3)
+            def prep(self, x, scale):
+                x.mul_(scale)
+                return x.relu()
+        """)
+    assert found == [code("""\
+        class M:
+            def forward(self, x):
+                scale = 3
+                x.mul_(scale)
+                return x.relu()
+        """)]
+
+
+def test_inline_helpers_leaves_helpers_called_twice_or_with_early_returns_or_yields():
+    assert candidates(inline_helpers, """\
+        def twice(x):
+            return x
+        def early(x):
+            if x:
+                return 1
+            return 2
+        def gen(x):
+            yield x
+        def noted(x):
+            return x
+        NOTE = noted
+        def fn(x):
+            a = twice(x)
+            b = twice(a)
+            c = early(b)
+            d = gen(c)
+            return noted(d)
+        """) == []
+
+
+def test_inline_helpers_of_a_call_statement_and_of_a_helper_without_return():
+    found = candidates(inline_helpers, """\
+        LOG = []
+        def note(v):
+            LOG.append(v)
+        def fn(x):
+            note(x)
+            result = note(x + 1)
+            return x
+        """)
+    assert found == []  # called twice
+    found = candidates(inline_helpers, """\
+        LOG = []
+        def note(v):
+            LOG.append(v)
+        def fn(x):
+            note(x)
+            return x
+        """)
+    assert found == [code("""\
+        LOG = []
+        def fn(x):
+            v = x
+            LOG.append(v)
+            return x
+        """)]
