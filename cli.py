@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import json
 import os
@@ -22,7 +23,7 @@ from mutator.campaign import Campaign, CampaignConfig, CampaignError
 from mutator.check import Checker, CheckResult
 from mutator.corpus import Corpus
 from mutator.findings import FindingStore
-from mutator.fuzzer import Budget, Fuzzer
+from mutator.fuzzer import LLM_FAMILY, Budget, Fuzzer
 from mutator.observation import RunConfig
 from mutator.pool import PoolError, WorkerPool
 from mutator.mutation.measure import measure
@@ -33,7 +34,7 @@ from mutator.program import ProgramError, load_program, load_programs
 from mutator.report import check_to_json, verdict_style
 from mutator.schedule import SCHEDULES
 from mutator.storage import StorageError
-from mutator.ui import LiveScreen, StatusLines, finding_lines, status_line
+from mutator.ui import LiveScreen, StatusLines, finding_lines, origin_lines, status_line
 
 EXIT_FINDINGS = 1
 EXIT_USAGE = 2
@@ -161,14 +162,28 @@ CAMPAIGN_OPTIONS = ("corpus_dirs", "backend", "schedule", "seed", "timeout", "me
 @click.option("--coverage-include", multiple=True, default=("torch/_dynamo",), show_default=True,
               help="Paths under site-packages whose arcs are coverage (repeatable), e.g. torch/fx.")
 @click.option("--no-reduce", is_flag=True, help="Do not reduce new findings in the background.")
+@click.option("--no-repair", is_flag=True, help="Do not repair invalid mutants with rules (nor with the LLM).")
+@click.option("--no-llm", is_flag=True, help="Do not use an LLM even when OPENAI_BASE_URL or OPENAI_API_KEY is set.")
+@click.option("--llm-model", default=None,
+              help="The model for repair and family L (default: the campaign's, else $MUTATOR_LLM_MODEL, "
+                   "else gpt-4o-mini).")
+@click.option("--llm-budget-calls", type=click.IntRange(min=0), default=None,
+              help="Ask the LLM at most this many times in this session (cached answers are free).")
+@click.option("--llm-budget-tokens", type=click.IntRange(min=0), default=None,
+              help="Stop asking the LLM once this many tokens are spent in this session.")
 @click.option("--reduce-share", type=click.FloatRange(min=0.01, max=1.0), default=0.25, show_default=True,
               help="At most this share of the workers' time goes to reducing findings in the background.")
 @run_options
 @click.pass_context
 def fuzz(ctx: click.Context, corpus_dirs: tuple[str, ...], out: Path, duration: float | None, max_execs: int | None,
          schedule: str, seed: int, resume: bool, no_ui: bool, coverage_include: tuple[str, ...], no_reduce: bool,
-         reduce_share: float, backend: str, timeout: float, memory_mb: int, jobs: int | None) -> None:
-    """Fuzz torch.compile: mutate the corpus, keep what reaches new Dynamo code, file findings."""
+         reduce_share: float, no_repair: bool, no_llm: bool, llm_model: str | None, llm_budget_calls: int | None,
+         llm_budget_tokens: int | None, backend: str, timeout: float, memory_mb: int, jobs: int | None) -> None:
+    """Fuzz torch.compile: mutate the corpus, keep what reaches new Dynamo code, file findings.
+
+    Invalid mutants are repaired by rules; with an LLM endpoint in the environment
+    (OPENAI_BASE_URL for a local OpenAI-compatible server, OPENAI_API_KEY for OpenAI) also
+    by the LLM, which then writes mutants of its own too (family L)."""
     try:
         if resume:
             _refuse_changed_options(ctx, out)
@@ -179,6 +194,8 @@ def fuzz(ctx: click.Context, corpus_dirs: tuple[str, ...], out: Path, duration: 
             campaign = Campaign.create(out, CampaignConfig(
                 corpus=tuple(corpus_dirs), backend=backend, schedule=schedule, seed=seed, timeout=timeout,
                 memory_mb=memory_mb, coverage=tuple(coverage_include)))
+        llm_config = _llm_config(campaign, no_llm=no_llm or no_repair, model=llm_model, budget_calls=llm_budget_calls,
+                                 budget_tokens=llm_budget_tokens)
     except (CampaignError, StorageError) as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(EXIT_USAGE)
@@ -201,6 +218,8 @@ def fuzz(ctx: click.Context, corpus_dirs: tuple[str, ...], out: Path, duration: 
             sys.exit(EXIT_USAGE)
         torch_version = ready[0].torch_version if ready else ""
         fuzzer = _build_fuzzer(campaign, pool, torch_version)
+        fuzzer.repair_rules = not no_repair
+        _attach_llm(fuzzer, llm_config, campaign, no_repair=no_repair)
         if not no_reduce:
             from mutator.reduce.background import BackgroundReduction
 
@@ -228,9 +247,48 @@ def fuzz(ctx: click.Context, corpus_dirs: tuple[str, ...], out: Path, duration: 
             if fuzzer.reduction is not None:
                 fuzzer.reduction.close()
                 fuzzer.collect_reductions()
+            if fuzzer.llm is not None:
+                fuzzer.llm.close()
             fuzzer.save(force=True)
             campaign.close()
     _print_summary(fuzzer)
+
+
+def _llm_config(campaign: Campaign, *, no_llm: bool, model: str | None, budget_calls: int | None,
+                budget_tokens: int | None):  # type: ignore[no-untyped-def]
+    """The LLM of this session, from the environment (never from disk: the key is read
+    there only), with the model the campaign used unless --llm-model says otherwise;
+    None when no endpoint is configured."""
+    from mutator.llm import LLMConfig
+
+    if no_llm:
+        return None
+    stored = campaign.config.llm or {}
+    config = LLMConfig.from_env(model=model or stored.get("model"), budget_calls=budget_calls,
+                                budget_tokens=budget_tokens)
+    if config is not None and campaign.config.llm != config.public():
+        campaign.save_config(dataclasses.replace(campaign.config, llm=config.public()))
+    return config
+
+
+def _attach_llm(fuzzer: Fuzzer, config, campaign: Campaign, *, no_repair: bool) -> None:  # type: ignore[no-untyped-def]
+    """Repair by the LLM and family L, beside the loop; said once either way."""
+    if config is None:
+        click.echo("LLM repair and family L are off: set OPENAI_BASE_URL (a local OpenAI-compatible server) or "
+                   "OPENAI_API_KEY (OpenAI) to turn them on" + ("" if no_repair else "; rules still repair"),
+                   err=True)
+        return
+    from mutator.llm import LLM
+    from mutator.llm.lane import LLMLane
+    from mutator.llm.rewrite import LLMMutation
+    from mutator.repair.llm import LLMRepairer
+
+    llm = LLM(config, campaign.root / "llm-cache")
+    fuzzer.llm = LLMLane(llm)
+    fuzzer.llm_repairer = LLMRepairer(llm)
+    fuzzer.llm_mutation = LLMMutation(llm)
+    fuzzer.mutator.add_family(LLM_FAMILY)
+    click.echo(f"LLM: {config.describe()}: repairs invalid mutants and writes mutants of family L", err=True)
 
 
 def _build_fuzzer(campaign: Campaign, pool: WorkerPool, torch_version: str) -> Fuzzer:
@@ -303,6 +361,8 @@ def _print_summary(fuzzer: Fuzzer) -> None:
                       f"{fuzzer.campaign.root}/findings/*)" if unreduced else ""))
         if fuzzer.stats.reduce_failed:
             click.echo(f"  {fuzzer.stats.reduce_failed} reductions failed; the last: {fuzzer.stats.last_reduce_error}")
+    for line in origin_lines(fuzzer.snapshot()):
+        click.echo("  " + line)
 
 
 @main.command()

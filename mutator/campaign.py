@@ -52,6 +52,7 @@ class CampaignConfig:
     memory_mb: int = 4096
     coverage: tuple[str, ...] = ("torch/_dynamo",)
     max_stack: int = 3
+    llm: dict[str, Any] | None = None  # the LLM's public settings (model, endpoint, budgets; never the key)
     created: float = field(default_factory=time.time)
     format: int = FORMAT_VERSION
 
@@ -105,6 +106,11 @@ class Campaign:
         campaign.lock()
         storage.remove_stale_temporaries(root)
         return campaign
+
+    def save_config(self, config: CampaignConfig) -> None:
+        """A changed configuration (the LLM's settings of a session), written atomically."""
+        self.config = config
+        storage.write_json(self.root / "campaign.json", config.as_json())
 
     def lock(self) -> None:
         self._lock = open(self.root / ".lock", "w")

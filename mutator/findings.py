@@ -17,7 +17,7 @@ from typing import Any
 
 from mutator import storage
 from mutator.check import CheckResult
-from mutator.mutation.operator import family_of
+from mutator.mutation.operator import REPAIR_PREFIX, family_of
 from mutator.observation import Outcome
 from mutator.verdict import Verdict
 
@@ -89,7 +89,8 @@ def trigger(provenance: str) -> str:
     the operators of its last mutation step (its parent passed, so they caused the hit)."""
     if provenance.startswith("seed:"):
         return "seed " + provenance.removeprefix("seed:").rsplit("/", 1)[-1].removesuffix(".py")
-    return "+".join(sorted({family_of(step) for step in provenance.split("+") if step}))
+    return "+".join(sorted({family_of(step) for step in provenance.split("+")
+                            if step and not step.startswith(REPAIR_PREFIX)}))  # a repair is no trigger
 
 
 @dataclass

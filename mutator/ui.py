@@ -43,7 +43,37 @@ def status_line(s: dict[str, Any]) -> str:
             f"findings {s['findings']} [{kinds}] hits {s['hits']}  invalid {s['invalid_rate']:.0%}  "
             f"unstable {s['unstable_rate']:.0%}"
             + (f"  reduced {s['reduced']} (merged {s['merged']}, queued {s['reducing']})"
-               if s.get("reduced") or s.get("reducing") else ""))
+               if s.get("reduced") or s.get("reducing") else "")
+            + (f"  repaired {_repaired(s)}/{s['repair_tried']}" if s.get("repair_tried") else "")
+            + (f"  llm {s['llm']['calls']} calls {s['llm']['prompt_tokens'] + s['llm']['completion_tokens']} tokens"
+               if s.get("llm") else ""))
+
+
+def _repaired(s: dict[str, Any]) -> int:
+    """Invalid mutants made valid again, by any repair."""
+    return sum(c.get("valid", 0) for origin, c in s.get("origins", {}).items() if origin.startswith(("rule.", "llm")))
+
+
+ORIGIN_NAMES = {"llm": "repaired by the LLM", "L": "LLM mutants (family L)",
+                "generated": "from mutate generate's seeds"}
+
+
+def origin_lines(s: dict[str, Any]) -> list[str]:
+    """What came of repaired, LLM-made and generated programs, a line per origin."""
+    lines = []
+    if s.get("repair_tried"):
+        lines.append(f"{s['repair_tried']} invalid mutants, {_repaired(s)} repaired into valid programs")
+    for origin, c in s.get("origins", {}).items():
+        name = ORIGIN_NAMES.get(origin, f"repaired by {origin}")
+        asked = f"asked {c['asked']}, " if c.get("asked") else ""
+        lines.append(f"{name}: {asked}made {c.get('made', 0)}, valid {c.get('valid', 0)}, kept {c.get('kept', 0)}, "
+                     f"findings {c.get('findings', 0)}")
+    llm = s.get("llm")
+    if llm:
+        failures = ", ".join(f"{k} {v}" for k, v in sorted(llm["failures"].items())) or "none"
+        lines.append(f"LLM: {llm['calls']} calls, {llm['cache_hits']} from the cache, "
+                     f"{llm['prompt_tokens'] + llm['completion_tokens']} tokens, failures: {failures}")
+    return lines
 
 
 def _size(finding: Finding) -> str:
@@ -144,7 +174,9 @@ def render(s: dict[str, Any], title: str) -> Panel:
         families.add_row(family, str(applied), f"{c.get('valid', 0) / applied:.0%}" if applied else "-",
                          str(c.get("new", 0)), str(c.get("findings", 0)))
     workers = " ".join(s["workers"]) or "-"
-    return Panel(Group(top, findings, families, f"workers: {workers}   lost runs: {s['lost']}"),
+    extra = "\n".join(origin_lines(s))
+    return Panel(Group(top, findings, families, *([extra] if extra else []),
+                       f"workers: {workers}   lost runs: {s['lost']}"),
                  title=title, subtitle="Ctrl-C stops cleanly")
 
 

@@ -11,6 +11,10 @@ SECRET = "sk-mutator-test-secret-never-visible"
 # tests/foreign and tests/fixtures hold programs to judge and files to harvest (some are
 # unittest or pytest files), not tests of ours
 collect_ignore_glob = ["foreign/*", "fixtures/*"]
+# hermetic: an endpoint the developer has configured must not reach the `mutate` runs of the
+# tests; the tests that want an LLM start a scripted server and say so themselves
+for _name in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "MUTATOR_LLM_MODEL"):
+    os.environ.pop(_name, None)
 
 
 def program(source: str, name: str = "prog.py") -> Program:
@@ -26,6 +30,9 @@ def pool():
     os.environ["OPENAI_API_KEY"] = SECRET  # must never reach a program
     os.environ["MUTATOR_TEST_TOKEN"] = SECRET
     with WorkerPool(workers=2, config=RunConfig(timeout=30)) as pool:
+        # the workers' environment is taken: the key goes, or every `mutate` the tests start
+        # would find an LLM endpoint (OpenAI's, unreachable here)
+        del os.environ["OPENAI_API_KEY"]
         yield pool
 
 

@@ -149,3 +149,25 @@ def _siblings(sources: Sequence[str]) -> str:
 def _cut(source: str) -> str:
     text = source if len(source) <= SIBLING_CHARS else source[:SIBLING_CHARS] + "\n# ... (cut)\n"
     return text if text.endswith("\n") else text + "\n"
+
+
+# -- family L: rewrite a corpus entry so that it exercises a taxonomy class -------------------
+REWRITE_SYSTEM = """\
+You are a mutation operator of a fuzzer of TorchDynamo, the Python frontend of
+torch.compile. You receive one test program that runs correctly eagerly, and a class of
+Dynamo bugs. Rewrite the program's compiled region (`fn`, what it calls, and what `drive`
+does around its calls) so that it exercises that class, keeping everything else of the
+program's shape: the same names (`fn`, `inputs`, `drive`, `state`, `COMPILE_KWARGS`
+where they exist), the same form, still deterministic, CPU-only, small and fast, valid
+eagerly. Do not call torch.compile. Answer with the whole rewritten program in one
+```python block and nothing else."""
+
+
+def rewrite_messages(cls: TaxonomyClass, source: str, *, form: str) -> list[dict[str, str]]:
+    """The chat messages asking for a mutant of `source` that exercises class `cls`."""
+    user = (f"Taxonomy class {cls.code}: {cls.title} (category: {cls.category}).\n"
+            f"Definition and trigger shapes: {cls.text}\n\n"
+            f"Rewrite this program ({form} form) so that its compiled region puts one of these trigger "
+            f"shapes where Dynamo has to model it, changing as little else as you can:\n\n"
+            f"```python\n{_cut(source)}```")
+    return [{"role": "system", "content": REWRITE_SYSTEM}, {"role": "user", "content": user}]

@@ -52,7 +52,10 @@ class Usefulness:
 
 
 class Mutator:
-    def __init__(self, operators: Sequence[type[Operator]], *, max_stack: int = 3) -> None:
+    def __init__(self, operators: Sequence[type[Operator]], *, max_stack: int = 3,
+                 extra_families: Sequence[str] = ()) -> None:
+        """`extra_families`: families without operators here, whose mutants come from
+        elsewhere (the LLM's family L) but are scheduled by recent yield like the rest."""
         if not operators:
             raise ValueError("a Mutator needs at least one operator")
         self.operators = tuple(operators)
@@ -61,7 +64,7 @@ class Mutator:
         self._families: dict[str, list[type[Operator]]] = defaultdict(list)
         for op in self.operators:
             self._families[op.family].append(op)
-        self.family_yield: dict[str, float] = {family: 1.0 for family in self._families}
+        self.family_yield: dict[str, float] = {family: 1.0 for family in (*self._families, *extra_families)}
         self._contexts: OrderedDict[str, MutationContext] = OrderedDict()
 
     def mutate(self, program: Program, rng: random.Random) -> Mutant | None:
@@ -94,10 +97,21 @@ class Mutator:
         return apply(op, self.context(program), rng)
 
     def choose(self, rng: random.Random) -> type[Operator]:
-        families = sorted(self._families)
-        family = rng.choices(families, weights=[FAMILY_FLOOR + self.family_yield[f] for f in families])[0]
+        family = self._pick(sorted(self._families), rng)
         ops = self._families[family]
         return rng.choices(ops, weights=[self.stats[op.id].weight() for op in ops])[0]
+
+    def add_family(self, family: str) -> None:
+        """An extra family from now on (see `extra_families`), at the optimistic start."""
+        self.family_yield.setdefault(family, 1.0)
+
+    def choose_family(self, rng: random.Random) -> str:
+        """A family by recent yield, extra families included: whether the next mutant is
+        one of theirs."""
+        return self._pick(sorted(self.family_yield), rng)
+
+    def _pick(self, families: list[str], rng: random.Random) -> str:
+        return rng.choices(families, weights=[FAMILY_FLOOR + self.family_yield[f] for f in families])[0]
 
     def record(self, mutant: Mutant, *, valid: bool, new_features: bool, finding: bool) -> None:
         """Feedback from running `mutant`, credited to every operator that made it."""

@@ -28,6 +28,9 @@ FAMILIES = ("A1", "A2", "A3", "A4", "B1", "B2", "C", "D", "E1", "E2", "E3", "E4"
             "O", "X")  # the 17 leaf classes, O for the taxonomy's Others, X for generic structure
 
 
+REPAIR_PREFIX = "repair:"  # a repair's step in a provenance: "E2.wrap_in_try@f:3+repair:rule.define_name"
+
+
 def family_of(op_id: str) -> str:
     """The family of an operator id such as "E2.wrap_in_try" (ids are `family.name`)."""
     return op_id.split(".", 1)[0]
@@ -41,7 +44,7 @@ class Step:
     site: str  # "forward:12"
 
     def __str__(self) -> str:
-        return f"{self.op}@{self.site}"
+        return f"{self.op}@{self.site}" if self.site else self.op
 
 
 @dataclass(frozen=True, slots=True)
