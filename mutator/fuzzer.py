@@ -238,7 +238,7 @@ class Fuzzer:
         repaired program joins the queue; a repair's own failure gets no second repair."""
         assert job.mutant is not None
         request = RepairRequest(job.program, job.mutant, job.parent.program if job.parent else None,
-                                result.eager.observation.uncaught, result.eager.outcome.value)
+                                result.eager.observation.uncaught, result.eager.outcome.value, result.reason)
         if request.is_repair:
             return
         self.stats.repair_tried += 1

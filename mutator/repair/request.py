@@ -20,6 +20,7 @@ class RepairRequest:
     parent: Program | None  # what it was made from
     error: ExceptionInfo | None  # the eager run's exception (None: it timed out, ran out of memory...)
     outcome: str  # the eager run's outcome ("raised", "timeout", ...)
+    reason: str = ""  # the verdict's reason (why a program whose eager run completed is invalid)
 
     @property
     def frame(self) -> FrameInfo | None:
@@ -62,7 +63,7 @@ class RepairRequest:
     def describe(self) -> str:
         """The failure in a line: for logs, prompts and the provenance of a result."""
         if self.error is None:
-            return f"eager run {self.outcome}"
+            return self.reason[:300] or f"eager run {self.outcome}"
         where = f" at line {self.line}" if self.line else ""
         return f"{self.error.type_name}: {self.error.message[:300]}{where}"
 

@@ -20,6 +20,7 @@ from typing import ClassVar
 import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 
+from mutator.mutation.tree import nodes as _nodes
 from mutator.repair.request import NotRepaired, RepairRequest, RepairResult, repaired
 
 # names a mutant uses without importing: the operators' own vocabulary and its usual aliases
@@ -377,6 +378,58 @@ def _changed_sizes(before: str, after: str) -> dict[int, int]:
     return {old: next(iter(new)) for old, new in changes.items() if len(new) == 1 and old > 1}
 
 
+# -- RuntimeError: a batch-size sweep the program's fixed sizes cannot take ------------------
+class NarrowSweep(Rule):
+    """A sweep of batch sizes an operator added (`for size in (6, 3): f(*inputs_batch(size))`)
+    into a program whose other sizes are fixed (a weight of 3 rows, a reshape to (2, 8)):
+    the sweep keeps its loop and its fresh inputs, at the program's own batch size."""
+
+    name = "narrow_sweep"
+    TYPES = ("RuntimeError", "ValueError", "IndexError")
+
+    def propose(self, request: RepairRequest) -> str | None:
+        module = cst.parse_module(request.program.source)
+        batch = _batch_size(module)
+        if batch is None:
+            return None
+
+        class Narrow(cst.CSTTransformer):
+            changed = False
+
+            def leave_For(self, original: cst.For, updated: cst.For) -> cst.For:
+                sizes = original.iter
+                if not isinstance(sizes, (cst.Tuple, cst.List)) or not sizes.elements \
+                        or not all(isinstance(e.value, cst.Integer) for e in sizes.elements) \
+                        or not _calls(original.body, "inputs_batch"):
+                    return updated
+                if [e.value.evaluated_value for e in sizes.elements] == [batch]:  # type: ignore[attr-defined]
+                    return updated
+                self.changed = True
+                return updated.with_changes(iter=cst.Tuple([cst.Element(cst.Integer(str(batch)), comma=cst.Comma())]))
+        editor = Narrow()
+        result = module.visit(editor)
+        return result.code if editor.changed else None
+
+
+def _batch_size(module: cst.Module) -> int | None:
+    """The first size of the first tensor `inputs()` makes: the program's batch size."""
+    for stmt in module.body:
+        if isinstance(stmt, cst.FunctionDef) and stmt.name.value == "inputs":
+            for node in _walk(stmt.body):
+                if isinstance(node, cst.Call) and _call_name(node) in _TENSOR_MAKERS and node.args \
+                        and isinstance(node.args[0].value, cst.Integer):
+                    return int(node.args[0].value.evaluated_value)
+    return None
+
+
+def _calls(node: cst.CSTNode, name: str) -> bool:
+    return any(isinstance(n, cst.Call) and _call_name(n) == name for n in _walk(node))
+
+
+def _walk(node: cst.CSTNode):  # type: ignore[no-untyped-def]
+    return _nodes(node)
+
+
 # -- StopIteration: an iterator an operator made run dry --------------------------------------
 class NextDefault(Rule):
     """`StopIteration` from `next(it)` on the failing line: `next(it, None)`."""
@@ -444,6 +497,41 @@ class SetAttribute(Rule):
         return result.code if editor.changed else None
 
 
+# -- a graph break of the program's own under fullgraph=True ---------------------------------
+class AllowBreaks(Rule):
+    """An operator inserted `torch._dynamo.graph_break()` into a program compiled with
+    fullgraph=True: no test of anything (Dynamo must raise). The break stays and
+    COMPILE_KWARGS's fullgraph goes."""
+
+    name = "allow_breaks"
+    TYPES = ()
+
+    def applies(self, request: RepairRequest) -> bool:
+        return "fullgraph=True and the program calls torch._dynamo.graph_break()" in request.reason
+
+    def propose(self, request: RepairRequest) -> str | None:
+        module = cst.parse_module(request.program.source)
+
+        class Drop(cst.CSTTransformer):
+            changed = False
+
+            def leave_DictElement(self, original: cst.DictElement,
+                                  updated: cst.DictElement) -> cst.DictElement | cst.RemovalSentinel:
+                if isinstance(original.key, cst.SimpleString) and original.key.evaluated_value == "fullgraph":
+                    self.changed = True
+                    return cst.RemoveFromParent()
+                return updated
+
+            def leave_Arg(self, original: cst.Arg, updated: cst.Arg) -> cst.Arg | cst.RemovalSentinel:
+                if original.keyword is not None and original.keyword.value == "fullgraph":
+                    self.changed = True
+                    return cst.RemoveFromParent()
+                return updated
+        editor = Drop()
+        result = module.visit(editor)
+        return result.code if editor.changed else None
+
+
 def _is_import(stmt: cst.CSTNode) -> bool:
     return isinstance(stmt, cst.SimpleStatementLine) and all(
         isinstance(small, (cst.Import, cst.ImportFrom)) for small in stmt.body)
@@ -455,7 +543,8 @@ def _is_docstring(stmt: cst.CSTNode) -> bool:
                                                                                    cst.ConcatenatedString))
 
 
-RULES: tuple[Rule, ...] = (DefineName(), BindLocal(), FitCall(), AgreeSizes(), NextDefault(), SetAttribute())
+RULES: tuple[Rule, ...] = (DefineName(), BindLocal(), FitCall(), AgreeSizes(), NarrowSweep(), NextDefault(),
+                           SetAttribute(), AllowBreaks())
 
 
 def repair_by_rules(request: RepairRequest, rules: Sequence[Rule] = RULES) -> RepairResult:

@@ -193,3 +193,40 @@ def test_the_inserted_construct_is_what_the_mutant_has_more_of_than_its_parent()
     assert keeps_construct(req, mutant) and not keeps_construct(req, parent)
     assert construct_of("x = 1\n") == construct_of("x = 2\n")  # sizes may change
     assert req.changed_lines() == [3, 4, 5, 6]  # the return is indented anew
+
+
+def test_narrow_sweep_keeps_the_sweep_at_the_program_s_own_batch_size():
+    source = repaired_source(request("""\
+        import torch
+        W = torch.ones(3, 4)
+        def fn(x):
+            return x + W
+        def inputs():
+            return (torch.randn(3, 4),)
+        def inputs_batch(n):
+            return (torch.randn(n, 4),)
+        def drive(f):
+            out = [f(*inputs())]
+            for size in (6, 3):
+                out.append(f(*inputs_batch(size)))
+            return out
+        """, "RuntimeError", "The size of tensor a (6) must match the size of tensor b (3) at non-singleton dimension 0",
+        line=4, op="G2.batch_size_sweep"))
+    assert "    for size in (3,):\n        out.append(f(*inputs_batch(size)))\n" in source
+
+
+def test_allow_breaks_drops_fullgraph_where_the_operator_inserted_a_graph_break():
+    program = Program.from_source(textwrap.dedent("""\
+        import torch
+        COMPILE_KWARGS = {"fullgraph": True, "dynamic": False}
+        def fn(x):
+            torch._dynamo.graph_break()
+            return x + 1
+        def inputs():
+            return (torch.ones(2),)
+        """), NAME)
+    req = RepairRequest(program, Mutant(program, (Step("X.insert_graph_break", "fn:4"),)), None, None, "completed",
+                        "call 1 (fn) raised Unsupported: fullgraph=True and the program calls "
+                        "torch._dynamo.graph_break() itself")
+    source = repaired_source(req)
+    assert 'COMPILE_KWARGS = {"dynamic": False}' in source and "graph_break()" in source
