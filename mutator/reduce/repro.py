@@ -3,7 +3,11 @@
 For a harness-form program the reduced program is followed by a few lines that run it
 eagerly, then compiled with `backend="eager"` (seeding torch before each), print both
 outcomes and fail with an `AssertionError` saying what differs; it exits 0 once the bug
-is fixed. A script-form program that checks itself is its own reproducer.
+is fixed. The shortest form comes first: six lines and one assertion (`assert_close` for
+tensors, `==` for anything else), the form a PyTorch issue takes; where it does not
+reproduce (an exception eager raises too, requires_grad, state, globals), a longer
+form that compares outcome by outcome. A script-form program that checks itself is its
+own reproducer.
 
 A reproducer is believed only after it has been run with plain `python`, outside this
 package: it must fail, and a control, the same file with `torch.compile` replaced by the
@@ -23,6 +27,7 @@ from pathlib import Path
 
 from mutator import sandbox
 from mutator.program import Program, ProgramForm
+from mutator.values import MapValue, SeqValue, SetValue, TensorValue
 from mutator.verdict import Verdict
 
 REPRO_KINDS = (Verdict.MISMATCH, Verdict.CRASH, Verdict.FULLGRAPH_BREAK, Verdict.BACKEND_FAILURE)
@@ -92,12 +97,7 @@ def harness_repro(program: Program, *, with_globals: bool = False) -> str:
     names, imported = _top_level_names(program.source)
     call = "drive(f)" if "drive" in names else "f(*inputs())" if _returns_sequences(program.source) else "f(inputs())"
     run = f"({call}, state())" if "state" in names else call
-    if "COMPILE_KWARGS" not in names:
-        kwargs = ', backend="eager"'
-    elif "backend" in program.source:
-        kwargs = ', **{**COMPILE_KWARGS, "backend": "eager"}'
-    else:
-        kwargs = ', backend="eager", **COMPILE_KWARGS'
+    kwargs = _compile_kwargs(program, names)
     seeds = ["torch.manual_seed(0)"] + (["random.seed(0)"] if "random" in imported else []) + \
         ([f"{imported['numpy']}.random.seed(0)"] if "numpy" in imported else [])
     ret = "result"
@@ -113,14 +113,68 @@ def harness_repro(program: Program, *, with_globals: bool = False) -> str:
     return source
 
 
-def make_repro(program: Program, verdict: Verdict, *, observation: str = "") -> str | None:
-    """The reproducer's text, or None when this kind of finding gets none (yet).
-    `observation`: what diverged (a Signature's), "globals:..." to compare globals too."""
-    if verdict not in REPRO_KINDS:
+_SHORT = '''
+torch.manual_seed(0)
+expected = {eager_run}
+torch.manual_seed(0)
+actual = {compiled_run}
+print("eager:   ", expected)
+print("compiled:", actual)
+{check}
+'''
+
+
+def short_repro(program: Program, *, tensors: bool) -> str | None:
+    """The six-line form: run, run compiled, print both, one assertion (`tensors`: the
+    result holds tensors, compared by `torch.testing.assert_close`; else by `==`). None for
+    programs it cannot express (state(), reseeded RNGs of other libraries)."""
+    assert program.form is ProgramForm.HARNESS
+    names, imported = _top_level_names(program.source)
+    if "state" in names or "random" in imported or "numpy" in imported:
         return None
-    if program.form is ProgramForm.HARNESS:
-        return harness_repro(program, with_globals=observation.startswith("globals"))
-    return program.source  # a script: its own checks, verified like any reproducer
+    kwargs = _compile_kwargs(program, names)
+    if "drive" in names:
+        eager_run, compiled_run = "drive(fn)", f"drive(torch.compile(fn{kwargs}))"
+    else:
+        star = "*" if _returns_sequences(program.source) else ""
+        eager_run, compiled_run = f"fn({star}inputs())", f"torch.compile(fn{kwargs})({star}inputs())"
+    check = ("torch.testing.assert_close(actual, expected, equal_nan=True)" if tensors else
+             'assert actual == expected, f"eager {expected!r}, compiled {actual!r}"')
+    footer = _SHORT.format(eager_run=eager_run, compiled_run=compiled_run, check=check)
+    source = program.source.rstrip() + "\n\n\n" + _SEPARATOR + footer
+    return source if "torch" in imported else "import torch\n" + source
+
+
+def _compile_kwargs(program: Program, names: set[str]) -> str:
+    if "COMPILE_KWARGS" not in names:
+        return ', backend="eager"'
+    if "backend" in program.source:
+        return ', **{**COMPILE_KWARGS, "backend": "eager"}'
+    return ', backend="eager", **COMPILE_KWARGS'
+
+
+def make_repros(program: Program, verdict: Verdict, *, observation: str = "", result: object = None) -> list[str]:
+    """Reproducers to try, shortest first (the first that verifies is the one to keep); none
+    when this kind of finding gets none (yet). `observation`: what diverged (a Signature's),
+    "globals:..." to compare globals too; `result`: the eager run's result (a Value), which
+    says how to compare."""
+    if verdict not in REPRO_KINDS:
+        return []
+    if program.form is not ProgramForm.HARNESS:
+        return [program.source]  # a script: its own checks, verified like any reproducer
+    with_globals = observation.startswith("globals")
+    short = None if with_globals else short_repro(program, tensors=_has_tensor(result))
+    return [r for r in (short, harness_repro(program, with_globals=with_globals)) if r is not None]
+
+
+def _has_tensor(value: object) -> bool:
+    if isinstance(value, TensorValue):
+        return True
+    if isinstance(value, (SeqValue, SetValue)):
+        return any(_has_tensor(item) for item in value.items)
+    if isinstance(value, MapValue):
+        return any(_has_tensor(v) for _, v in value.items)
+    return False
 
 
 def control_of(repro: str) -> str:

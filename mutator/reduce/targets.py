@@ -16,14 +16,14 @@ from pathlib import Path
 from typing import Any
 
 from mutator import storage
-from mutator.check import Runner
+from mutator.check import CheckResult, Runner
 from mutator.findings import Finding, FindingStore, Signature
 from mutator.observation import RunConfig
 from mutator.program import Program, ProgramError, load_program
 from mutator.reduce import ablation
 from mutator.reduce.canonical import canonical_digest
 from mutator.reduce.reducer import NotReproduced, Reducer, Reduction
-from mutator.reduce.repro import Verification, make_repro, verify
+from mutator.reduce.repro import Verification, make_repros, verify
 
 
 @dataclass
@@ -141,21 +141,33 @@ class Targets:
             return
         storage.write_text(reduced_path, reduction.reduced.source)
         outcome.written.append(str(reduced_path))
-        repro = make_repro(reduction.reduced, reduction.signature.verdict, observation=reduction.signature.observation)
-        if repro is None:
+        repros = make_repros(reduction.reduced, reduction.signature.verdict,
+                             observation=reduction.signature.observation, result=eager_result(reduction.check))
+        if not repros:
             outcome.repro_note = f"no reproducer for {reduction.signature.kind} findings yet"
-        else:
+        for repro in repros:  # shortest first: the first that verifies is kept
             started = time.monotonic()
             outcome.repro = verify(repro)
             charge(time.monotonic() - started)  # a core's time outside the pool
             if outcome.repro.reproduces:
                 storage.write_text(repro_path, repro)
                 outcome.written.append(str(repro_path))
-            elif repro_path.exists():
+                break
+        else:
+            if repro_path.exists():
                 repro_path.unlink()  # an older one that no longer holds
         if self._ablate:
             outcome.rows = ablation.ablate(self._runner, reduction.reduced, reduction.signature, base=self._config,
                                            parallel=self._workers)
+
+
+def eager_result(check: CheckResult) -> object:
+    """What the eager run produced, as the reproducer compares it: drive()'s return, else
+    the first call's result."""
+    observation = check.eager.observation
+    if observation.returned is not None:
+        return observation.returned
+    return observation.calls[0].result if observation.calls else None
 
 
 def record_reduction(store: FindingStore, finding: Finding, outcome: Outcome) -> Finding:

@@ -14,7 +14,9 @@ import pytest
 
 from mutator.findings import FindingStore
 from mutator.program import Program, load_program
-from mutator.reduce.repro import control_of, harness_repro, verify
+from mutator.reduce.repro import control_of, harness_repro, make_repros, verify
+from mutator.values import TensorValue
+from mutator.verdict import Verdict
 
 pytestmark = pytest.mark.integration
 
@@ -37,6 +39,9 @@ def fn(x):
 def inputs():
     return (torch.ones(2),)
 '''
+
+
+TENSOR = TensorValue("Tensor", "torch.float32", (2,), False, "cpu", None, "")
 
 
 def cli(*args: str, timeout: float = 900) -> subprocess.CompletedProcess[str]:
@@ -94,6 +99,26 @@ def test_repro_exits_1_with_the_bug_and_0_without_it():
     assert "torch.compile = lambda" in control_of(harness_repro(buggy))
 
 
+def test_the_short_repro_comes_first_and_the_long_one_stands_in_where_it_cannot_reproduce():
+    buggy = Program.from_source(SMALL_BUG, "small.py")
+    short, long = make_repros(buggy, Verdict.MISMATCH, result=TENSOR)
+    assert "assert_close(actual, expected" in short and len(short) < len(long)
+    result = verify(short)
+    assert result.reproduces and "Tensor-likes are not close" in result.output, result.output
+    fixed = Program.from_source(SMALL_BUG.replace("y = y + 1", "y = y + 0"), "fixed.py")
+    assert verify(make_repros(fixed, Verdict.MISMATCH, result=TENSOR)[0]).exit_code == 0
+    # eager raises where compiled returns: the six lines fail in the eager run, so does
+    # their control, and they are not believed; the long form compares outcomes
+    raising = Program.from_source(
+        "import torch\n\ndef fn(x):\n    if not torch.compiler.is_compiling():\n"
+        "        raise ValueError('eager only')\n    return x\n\ndef inputs():\n    return (torch.ones(1),)\n",
+        "raising.py")
+    short, long = make_repros(raising, Verdict.MISMATCH, result=None)
+    assert "assert actual == expected" in short and not verify(short).reproduces
+    result = verify(long)
+    assert result.reproduces and "ValueError" in result.output, result.output
+
+
 def test_a_repro_that_fails_for_the_program_s_own_reasons_is_not_believed():
     # state the eager run leaves behind makes the compiled run differ in one process
     stateful = Program.from_source(
@@ -120,13 +145,11 @@ def test_fuzzing_goes_on_while_findings_are_reduced_in_the_background(tmp_path: 
     assert counters["execs"] >= 60  # the loop kept going (about 2/s on two workers)
     [finding] = [p.parent for p in out.glob("findings/*/finding.json") if "small_bug" in p.read_text()]
     assert "findings reduced in the background" in proc.stdout and "reduced" in counters
-    # Whether the reduction ends within the run depends on how long the loop's checks keep
-    # the pool's queue (first come, first served): when it did, it must be right.
-    if counters["reduced"]:
-        reduced = (finding / "reduced.py").read_text()
-        assert "SCALE" not in reduced and "is_compiling" in reduced
-    else:
-        assert "not reduced yet" in proc.stdout and not (finding / "reduced.py").exists()
+    # the reduction's runs jump the pool's queue, so it ends within the run
+    assert counters["reduced"] == 1, (counters, proc.stdout[-2000:])
+    reduced = (finding / "reduced.py").read_text()
+    assert "SCALE" not in reduced and "is_compiling" in reduced
+    assert plain_python(finding / "repro.py").returncode == 1
 
     plot = cli("plot", str(out))
     assert plot.returncode == 0 and (out / "plot.png").stat().st_size > 10_000
