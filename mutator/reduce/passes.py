@@ -300,8 +300,9 @@ class _Substitute(cst.CSTTransformer):
 
 
 # -- knowing the class one is in -----------------------------------------------------------
-class _InClass(cst.CSTVisitor):
-    """A visitor that knows the class it is in: `owner` ("" outside any)."""
+class _InClass:
+    """Mixed into a visitor or a transformer: it knows the class it is in (`owner`, "" outside
+    any), whatever its own visit_/leave_ methods do."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -311,30 +312,16 @@ class _InClass(cst.CSTVisitor):
     def owner(self) -> str:
         return self._classes[-1] if self._classes else ""
 
-    def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self._classes.append(node.name.value)
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, cst.ClassDef):
+            self._classes.append(node.name.value)
+        return super().on_visit(node)  # type: ignore[misc]
 
-    def leave_ClassDef(self, original: cst.ClassDef) -> None:
-        self._classes.pop()
-
-
-class _InClassTransformer(cst.CSTTransformer):
-    """The same for a transformer."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self._classes: list[str] = []
-
-    @property
-    def owner(self) -> str:
-        return self._classes[-1] if self._classes else ""
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self._classes.append(node.name.value)
-
-    def leave_ClassDef(self, original: cst.ClassDef, updated: cst.ClassDef) -> cst.ClassDef:
-        self._classes.pop()
-        return updated
+    def on_leave(self, original_node: cst.CSTNode, *updated: cst.CSTNode):  # type: ignore[no-untyped-def]
+        result = super().on_leave(original_node, *updated)  # type: ignore[misc]
+        if isinstance(original_node, cst.ClassDef):
+            self._classes.pop()
+        return result
 
 
 def remove_parameter_everywhere(module: cst.Module) -> Iterator[cst.Module]:
@@ -347,7 +334,7 @@ def remove_parameter_everywhere(module: cst.Module) -> Iterator[cst.Module]:
             yield module.visit(_DropParameter(callee, param, position))
 
 
-class _Signatures(_InClass):
+class _Signatures(_InClass, cst.CSTVisitor):
     """(name the function is called by, its parameter names without self) for each def."""
 
     def __init__(self) -> None:
@@ -374,7 +361,7 @@ def remove_harness_argument(module: cst.Module) -> Iterator[cst.Module]:
         yield module.visit(_DropHarnessArgument(finder.entry, position))
 
 
-class _HarnessEntry(_InClass):
+class _HarnessEntry(_InClass, cst.CSTVisitor):
     """The compiled callable's parameters: `def fn`, or `forward` of the class `fn = C(...)` makes."""
 
     def __init__(self) -> None:
@@ -402,7 +389,7 @@ class _HarnessEntry(_InClass):
                 self.entry, self.parameters = entry, self._functions[entry]
 
 
-class _DropHarnessArgument(_InClassTransformer):
+class _DropHarnessArgument(_InClass, cst.CSTTransformer):
     def __init__(self, entry: tuple[str, str], position: int) -> None:
         super().__init__()
         self._entry = entry
@@ -439,7 +426,7 @@ class _DropHarnessArgument(_InClassTransformer):
         return updated
 
 
-class _DropParameter(_InClassTransformer):
+class _DropParameter(_InClass, cst.CSTTransformer):
     def __init__(self, callee: str, param: str, position: int) -> None:
         super().__init__()
         self._callee, self._param, self._position = callee, param, position
@@ -528,7 +515,7 @@ def inline_helpers(module: cst.Module) -> Iterator[cst.Module]:
             yield candidate
 
 
-class _HelperFinder(_InClass):
+class _HelperFinder(_InClass, cst.CSTVisitor):
     def __init__(self) -> None:
         super().__init__()
         self._defs: dict[tuple[str, str], _Helper] = {}
@@ -643,7 +630,7 @@ class _ReturnsAndYields(cst.CSTVisitor):
         self.found += 1
 
 
-class _InlineHelper(_InClassTransformer):
+class _InlineHelper(_InClass, cst.CSTTransformer):
     def __init__(self, helper: _Helper) -> None:
         super().__init__()
         self._helper = helper
