@@ -726,6 +726,77 @@ def strip_comments(module: cst.Module) -> Iterator[cst.Module]:
         yield stripped
 
 
+def drop_unused(module: cst.Module) -> Iterator[cst.Module]:
+    """Every top-level definition nothing refers to (functions, classes, assignments to a
+    name, imported names), and every docstring, in one candidate: a seed's distractions
+    go in one check instead of a delta-debugging descent. The harness's names stay."""
+    uses: dict[str, int] = {}
+
+    class Count(cst.CSTVisitor):
+        def visit_Name(self, node: cst.Name) -> None:
+            uses[node.value] = uses.get(node.value, 0) + 1
+
+        def visit_Attribute(self, node: cst.Attribute) -> bool:
+            node.value.visit(self)  # `a.b` uses `a`, not a global named `b`
+            return False
+    module.visit(Count())
+    kept: list[cst.BaseStatement] = []
+    for i, stmt in enumerate(module.body):
+        bound = _binds(stmt)
+        own = sum(1 for name in bound)  # each binding's own Name node was counted as a use
+        unused = bound and not (bound & (_HARNESS_NAMES | {"COMPILE_KWARGS"})) \
+            and sum(uses.get(name, 0) for name in bound) <= own
+        if unused or (_is_docstring_statement(stmt) and i == 0):
+            continue
+        kept.append(stmt)
+    candidate = module.with_changes(body=kept).visit(_DocstringRemover())
+    if candidate.code != module.code:
+        yield candidate
+
+
+def _binds(stmt: cst.BaseStatement) -> set[str]:
+    """The names a top-level statement binds, when that is all it does."""
+    if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+        return {stmt.name.value}
+    if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
+        return set()
+    small = stmt.body[0]
+    if isinstance(small, cst.Assign) and all(isinstance(t.target, cst.Name) for t in small.targets) \
+            and isinstance(small.value, (cst.Name, cst.Attribute, cst.Integer, cst.Float, cst.SimpleString,
+                                         cst.List, cst.Tuple, cst.Dict, cst.Set)):
+        return {t.target.value for t in small.targets}  # type: ignore[union-attr]
+    if isinstance(small, cst.Import):
+        return {a.asname.name.value if a.asname else cst.Module([]).code_for_node(a.name).split(".")[0]  # type: ignore[union-attr]
+                for a in small.names}
+    if isinstance(small, cst.ImportFrom) and not isinstance(small.names, cst.ImportStar) \
+            and not (isinstance(small.module, cst.Name) and small.module.value == "__future__"):
+        return {a.asname.name.value if a.asname else cst.Module([]).code_for_node(a.name)  # type: ignore[union-attr]
+                for a in small.names}
+    return set()
+
+
+def _is_docstring_statement(stmt: cst.CSTNode) -> bool:
+    return isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 \
+        and isinstance(stmt.body[0], cst.Expr) and isinstance(stmt.body[0].value, (cst.SimpleString,
+                                                                                  cst.ConcatenatedString))
+
+
+class _DocstringRemover(cst.CSTTransformer):
+    """The docstrings of functions and classes (a body of only a docstring gets `pass`)."""
+
+    def _strip(self, updated: cst.FunctionDef | cst.ClassDef) -> cst.FunctionDef | cst.ClassDef:
+        body = updated.body
+        if isinstance(body, cst.IndentedBlock) and body.body and _is_docstring_statement(body.body[0]):
+            return updated.with_changes(body=body.with_changes(body=list(body.body[1:]) or [_PASS_LINE]))
+        return updated
+
+    def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef) -> cst.FunctionDef:
+        return self._strip(updated)  # type: ignore[return-value]
+
+    def leave_ClassDef(self, original: cst.ClassDef, updated: cst.ClassDef) -> cst.ClassDef:
+        return self._strip(updated)  # type: ignore[return-value]
+
+
 @dataclass(frozen=True, slots=True)
 class NamedPass:
     name: str
@@ -734,6 +805,7 @@ class NamedPass:
 
 PASSES: tuple[NamedPass, ...] = (
     NamedPass("strip comments", strip_comments),
+    NamedPass("drop unused definitions and docstrings", drop_unused),
     NamedPass("delete statements", delete_statements),
     NamedPass("lift blocks", lift_blocks),
     NamedPass("inline helpers called once", inline_helpers),

@@ -5,7 +5,7 @@ import textwrap
 import libcst as cst
 
 from mutator.reduce.passes import (
-    delete_statements, fewer_parts, inline_helpers, inline_names, lift_blocks, node_pass, remove_harness_argument,
+    delete_statements, drop_unused, fewer_parts, inline_helpers, inline_names, lift_blocks, node_pass, remove_harness_argument,
     remove_parameter_everywhere,
     simpler_expressions, smaller_literals, strip_comments,
 )
@@ -396,3 +396,35 @@ def test_inline_helpers_of_a_call_statement_and_of_a_helper_without_return():
             LOG.append(v)
             return x
         """)]
+
+
+def test_drop_unused_takes_every_unreferenced_definition_and_docstring_in_one_candidate():
+    found = candidates(drop_unused, """\
+        \"\"\"Module doc.\"\"\"
+        import math
+        import torch
+        SCALE = 3
+        USED = 2
+        class Helper:
+            def go(self):
+                return 1
+        def unused(x):
+            return x * SCALE
+        def fn(x):
+            \"\"\"Doc.\"\"\"
+            return x * USED
+        def inputs():
+            return (torch.ones(2),)
+        COMPILE_KWARGS = {"fullgraph": True}
+        """)
+    assert found == [code("""\
+        import torch
+        SCALE = 3
+        USED = 2
+        def fn(x):
+            return x * USED
+        def inputs():
+            return (torch.ones(2),)
+        COMPILE_KWARGS = {"fullgraph": True}
+        """)]  # SCALE goes next round, once `unused` is gone
+    assert candidates(drop_unused, "import torch\ndef fn(x):\n    return torch.relu(x)\n") == []
