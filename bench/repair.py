@@ -77,7 +77,8 @@ def main() -> None:
     args = parser.parse_args()
     rows = [(root, row) for root in args.campaigns
             for row in (json.loads(line) for line in (root / "invalid" / "index.jsonl").read_text().splitlines()
-                        if line.strip())]
+                        if line.strip())
+            if "+repair:" not in row["provenance"]]  # a repaired program that failed again is no new mutant
     by_shape: dict[str, Counter[str]] = defaultdict(Counter)
     repaired: list[tuple[str, Repaired]] = []
     for root, row in rows:

@@ -310,6 +310,9 @@ _SIZES = re.compile(r"size of tensor a \((?P<a>\d+)\) must match the size of ten
                     r"|Expected size (?P<e>\d+) but got size (?P<g>\d+)")
 
 
+_RESHAPE = re.compile(r"shape '\[[\d, -]*\]' is invalid for input of size \d+")
+
+
 class AgreeSizes(Rule):
     """Tensors whose sizes no longer agree because an operator changed a size (a batch
     size, a feature count): the operator's change is carried to every other literal of
@@ -386,6 +389,10 @@ class NarrowSweep(Rule):
 
     name = "narrow_sweep"
     TYPES = ("RuntimeError", "ValueError", "IndexError")
+
+    def applies(self, request: RepairRequest) -> bool:
+        return super().applies(request) and request.error is not None and (
+            _SIZES.search(request.error.message) is not None or _RESHAPE.search(request.error.message) is not None)
 
     def propose(self, request: RepairRequest) -> str | None:
         module = cst.parse_module(request.program.source)
