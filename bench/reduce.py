@@ -34,12 +34,12 @@ from mutator.reduce.reducer import NotReproduced, Reducer, admissible  # noqa: E
 
 
 def pysource_minimize():  # type: ignore[no-untyped-def]
+    sys.path.insert(0, str(DEPS))
     try:
         import pysource_minimize as module
     except ImportError:
         subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--target", str(DEPS),
                         "pysource-minimize==0.11.0"], check=True)
-        sys.path.insert(0, str(DEPS))
         import pysource_minimize as module
     return module
 
