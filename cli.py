@@ -162,7 +162,7 @@ CAMPAIGN_OPTIONS = ("corpus_dirs", "backend", "schedule", "seed", "timeout", "me
 @click.option("--coverage-include", multiple=True, default=("torch/_dynamo",), show_default=True,
               help="Paths under site-packages whose arcs are coverage (repeatable), e.g. torch/fx.")
 @click.option("--no-reduce", is_flag=True, help="Do not reduce new findings in the background.")
-@click.option("--no-repair", is_flag=True, help="Do not repair invalid mutants with rules (nor with the LLM).")
+@click.option("--no-repair", is_flag=True, help="Do not repair invalid mutants (neither by rules nor by the LLM).")
 @click.option("--no-llm", is_flag=True, help="Do not use an LLM even when OPENAI_BASE_URL or OPENAI_API_KEY is set.")
 @click.option("--llm-model", default=None,
               help="The model for repair and family L (default: the campaign's, else $MUTATOR_LLM_MODEL, "
@@ -194,7 +194,7 @@ def fuzz(ctx: click.Context, corpus_dirs: tuple[str, ...], out: Path, duration: 
             campaign = Campaign.create(out, CampaignConfig(
                 corpus=tuple(corpus_dirs), backend=backend, schedule=schedule, seed=seed, timeout=timeout,
                 memory_mb=memory_mb, coverage=tuple(coverage_include)))
-        llm_config = _llm_config(campaign, no_llm=no_llm or no_repair, model=llm_model, budget_calls=llm_budget_calls,
+        llm_config = _llm_config(campaign, no_llm=no_llm, model=llm_model, budget_calls=llm_budget_calls,
                                  budget_tokens=llm_budget_tokens)
     except (CampaignError, StorageError) as exc:
         click.echo(f"error: {exc}", err=True)
@@ -285,10 +285,11 @@ def _attach_llm(fuzzer: Fuzzer, config, campaign: Campaign, *, no_repair: bool) 
 
     llm = LLM(config, campaign.root / "llm-cache")
     fuzzer.llm = LLMLane(llm)
-    fuzzer.llm_repairer = LLMRepairer(llm)
+    fuzzer.llm_repairer = None if no_repair else LLMRepairer(llm)
     fuzzer.llm_mutation = LLMMutation(llm)
     fuzzer.mutator.add_family(LLM_FAMILY)
-    click.echo(f"LLM: {config.describe()}: repairs invalid mutants and writes mutants of family L", err=True)
+    click.echo(f"LLM: {config.describe()}: " + ("" if no_repair else "repairs invalid mutants and ")
+               + "writes mutants of family L", err=True)
 
 
 def _build_fuzzer(campaign: Campaign, pool: WorkerPool, torch_version: str) -> Fuzzer:
