@@ -17,6 +17,7 @@ import ast
 import functools
 from dataclasses import dataclass
 
+from mutator import syntax
 from mutator.program import terminal_name
 from mutator.values import FrameInfo
 
@@ -86,7 +87,7 @@ class BreakRegions:
 
 def _collect(source: str) -> tuple[list[_Region], list[tuple[int, int]]]:
     try:
-        tree = ast.parse(source)
+        tree = syntax.parse(source)
     except SyntaxError:
         return [], []
     disablers = _aliases(tree, _DISABLERS)

@@ -259,11 +259,13 @@ class Fuzzer:
 
     def _ask_llm_mutant(self, parent: CorpusEntry) -> bool:
         """Family L, chosen by recent yield like every family: ask the LLM for a mutant of
-        `parent` beside the loop (when its lane has room)."""
+        `parent` beside the loop (when its lane has room). The first time at once: the
+        endpoint is tried in the campaign's first seconds, not after some twenty mutants."""
         make = self.llm_mutation
         if make is None or self.llm is None or not self.llm.has_room():
             return False
-        if self.mutator.choose_family(self.rng) != LLM_FAMILY:
+        tried = self.stats.origins.get(LLM_FAMILY, {}).get("asked", 0)
+        if tried and self.mutator.choose_family(self.rng) != LLM_FAMILY:
             return False
         rng = random.Random(self.rng.random())
         if self.llm.submit("mutation", lambda: make(parent, rng), parent):

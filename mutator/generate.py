@@ -23,7 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mutator import issue, storage
+from mutator import issue, storage, syntax
 from mutator.check import CheckResult
 from mutator.features import semantic_features
 from mutator.findings import Finding, FindingStore
@@ -305,7 +305,7 @@ def seed_summaries(seeds_dir: Path, code: str) -> list[str]:
     summaries = []
     for path in sorted(seeds_dir.glob(f"{code}_*/*.py")):
         try:
-            docstring = ast.get_docstring(ast.parse(read_source(path)))
+            docstring = ast.get_docstring(syntax.parse(read_source(path)))
         except (ProgramError, SyntaxError):
             continue
         if docstring:

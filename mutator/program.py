@@ -12,6 +12,8 @@ from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 
+from mutator import syntax
+
 FORMAT_HELP = "see seeds/README.md"
 
 
@@ -46,7 +48,7 @@ class Program:
 def parse_source(source: str, name: str) -> ast.Module:
     """The syntax tree of `source`, or a one-line ProgramError naming `name` and the line."""
     try:
-        return ast.parse(source, filename=name)
+        return syntax.parse(source, filename=name)
     except SyntaxError as exc:
         where = f"{name}:{exc.lineno}" if exc.lineno else name
         raise ProgramError(f"{where}: does not parse ({exc.msg}); fix the syntax") from None

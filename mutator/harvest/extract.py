@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from mutator import syntax
 from mutator.harvest import checks
 from mutator.program import terminal_name
 
@@ -58,7 +59,7 @@ Extraction = Harvested | NotHarvested
 def is_test_file(source: str) -> bool:
     """Whether `source` defines unittest test classes or pytest test functions."""
     try:
-        tree = ast.parse(source)
+        tree = syntax.parse(source)
     except SyntaxError:
         return False
     return any(_test_class(node, tree) or _pytest_function(node) for node in tree.body)
@@ -83,7 +84,7 @@ class _Module:
         self.statements = [self._describe(node) for node in self.tree.body]
         self.defined = {name: s for s in self.statements if s.kind != "import" for name in s.binds}
         self.imported = {name: s for s in self.statements if s.kind == "import" for name in s.binds}
-        self._py = ast.parse(source)
+        self._py = syntax.parse(source)
         self.test_classes = {node.name for node in self._py.body if _test_class(node, self._py)}
 
     def extractions(self) -> list[Extraction]:
@@ -208,7 +209,7 @@ class _Module:
 
     def _describe(self, node: cst.BaseStatement) -> _Statement:
         code = self.tree.code_for_node(node)
-        parsed = ast.parse(textwrap.dedent(code)).body
+        parsed = syntax.parse(textwrap.dedent(code)).body
         first = parsed[0] if parsed else None
         binds: frozenset[str] = frozenset(_stored(first)) if first is not None else frozenset()
         kind = "definition" if binds else "other"
@@ -261,7 +262,7 @@ def _class_context(tree: cst.Module, cls: cst.ClassDef, test: cst.FunctionDef) -
 
 def _member_names(item: cst.BaseStatement) -> set[str]:
     try:
-        tree = ast.parse(textwrap.dedent(cst.Module([]).code_for_node(item)))
+        tree = syntax.parse(textwrap.dedent(cst.Module([]).code_for_node(item)))
     except SyntaxError:
         return set()
     return set(_stored(tree.body[0])) if tree.body else set()
@@ -387,7 +388,7 @@ def _uses_code(code: str) -> frozenset[str]:
 def _names(code: str) -> set[str]:
     """Names a piece of code loads (roots of attribute chains included)."""
     try:
-        tree = ast.parse(textwrap.dedent(code))
+        tree = syntax.parse(textwrap.dedent(code))
     except SyntaxError:
         return set()
     return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}

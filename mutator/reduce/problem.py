@@ -14,12 +14,12 @@ import ast
 import hashlib
 import re
 import time
-import warnings
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 import libcst as cst
 
+from mutator import syntax
 from mutator.reduce.passes import PASSES, NamedPass
 
 # sources in, one bool each: checked together (the predicate spreads them over the workers)
@@ -60,12 +60,7 @@ def tree_digest(source: str) -> str:
 def parse_quietly(source: str) -> ast.Module:
     """ast.parse with Python's SyntaxWarnings (`1if`, `x is 1`) turned into SyntaxErrors:
     a candidate that warns is not one a person would paste anywhere."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", SyntaxWarning)
-        try:
-            return ast.parse(source)
-        except SyntaxWarning as exc:
-            raise SyntaxError(str(exc)) from None
+    return syntax.parse(source, strict=True)
 
 
 class ReductionProblem:

@@ -25,7 +25,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from mutator import sandbox
+from mutator import sandbox, syntax
 from mutator.program import Program, ProgramForm
 from mutator.values import MapValue, SeqValue, SetValue, TensorValue
 from mutator.verdict import Verdict
@@ -231,7 +231,7 @@ def _top_level_names(source: str) -> tuple[set[str], dict[str, str]]:
     """Names the module defines, and the modules it imports (module -> the name bound)."""
     names: set[str] = set()
     imported: dict[str, str] = {}
-    for node in ast.parse(source).body:
+    for node in syntax.parse(source).body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             names.add(node.name)
         elif isinstance(node, ast.Assign):
@@ -247,7 +247,7 @@ def _top_level_names(source: str) -> tuple[set[str], dict[str, str]]:
 
 def _returns_sequences(source: str) -> bool:
     """Whether inputs() returns tuples or lists (the runtime passes anything else as one argument)."""
-    inputs = next((node for node in ast.parse(source).body if isinstance(node, ast.FunctionDef)
+    inputs = next((node for node in syntax.parse(source).body if isinstance(node, ast.FunctionDef)
                    and node.name == "inputs"), None)
     returns = [node.value for node in ast.walk(inputs) if isinstance(node, ast.Return)] if inputs else []
     return all(isinstance(value, (ast.Tuple, ast.List)) for value in returns if value is not None) or \
@@ -256,7 +256,7 @@ def _returns_sequences(source: str) -> bool:
 
 def _after_future_imports(source: str) -> int:
     """The line index after any docstring and `from __future__` imports."""
-    tree = ast.parse(source)
+    tree = syntax.parse(source)
     end = 0
     for i, node in enumerate(tree.body):
         is_docstring = i == 0 and isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)

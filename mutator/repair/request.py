@@ -8,6 +8,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Union
 
+from mutator import syntax
 from mutator.mutation.operator import REPAIR_PREFIX, Mutant, Step
 from mutator.program import Program, ProgramError
 from mutator.values import ExceptionInfo, FrameInfo
@@ -72,7 +73,7 @@ def construct_of(source: str) -> Counter[str]:
     """A multiset of the node shapes of a source; constants are left out (a repair may
     change a size), names and attributes are in."""
     try:
-        tree = ast.parse(source)
+        tree = syntax.parse(source)
     except SyntaxError:
         return Counter()
     shapes: Counter[str] = Counter()
