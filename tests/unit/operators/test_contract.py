@@ -46,8 +46,10 @@ def test_every_leaf_class_has_three_operators():
 @pytest.mark.parametrize("op", all_operators(), ids=lambda op: op.id)
 def test_operator_output_always_compiles_and_records_provenance(op):
     applied = 0
-    for ctx in seed_contexts():
-        for seed in RNG_SEEDS:
+    # one RNG seed per program, the seeds taking turns: both seeds across the corpus, at half
+    # the cost of both on every program (this is the unit suite's longest test)
+    for i, ctx in enumerate(seed_contexts()):
+        for seed in RNG_SEEDS[i % len(RNG_SEEDS):][:1]:
             result = apply(op, ctx, random.Random(seed))
             if isinstance(result, Declined):
                 assert "invalid program" not in result.reason and "operator failed" not in result.reason, \
