@@ -219,7 +219,7 @@ def fuzz(ctx: click.Context, corpus_dirs: tuple[str, ...], out: Path, duration: 
         torch_version = ready[0].torch_version if ready else ""
         fuzzer = _build_fuzzer(campaign, pool, torch_version)
         fuzzer.repair_rules = not no_repair
-        _attach_llm(fuzzer, llm_config, campaign, no_repair=no_repair)
+        _attach_llm(fuzzer, llm_config, campaign, no_repair=no_repair, no_llm=no_llm)
         if not no_reduce:
             from mutator.reduce.background import BackgroundReduction
 
@@ -271,11 +271,13 @@ def _llm_config(campaign: Campaign, *, no_llm: bool, model: str | None, budget_c
     return config
 
 
-def _attach_llm(fuzzer: Fuzzer, config, campaign: Campaign, *, no_repair: bool) -> None:  # type: ignore[no-untyped-def]
+def _attach_llm(fuzzer: Fuzzer, config, campaign: Campaign, *, no_repair: bool,  # type: ignore[no-untyped-def]
+                no_llm: bool) -> None:
     """Repair by the LLM and family L, beside the loop; said once either way."""
     if config is None:
-        click.echo("LLM repair and family L are off: set OPENAI_BASE_URL (a local OpenAI-compatible server) or "
-                   "OPENAI_API_KEY (OpenAI) to turn them on" + ("" if no_repair else "; rules still repair"),
+        why = "(--no-llm)" if no_llm else ("set OPENAI_BASE_URL (a local OpenAI-compatible server) or "
+                                          "OPENAI_API_KEY (OpenAI) to turn them on")
+        click.echo(f"LLM repair and family L are off: {why}" + ("" if no_repair else "; rules still repair"),
                    err=True)
         return
     from mutator.llm import LLM
