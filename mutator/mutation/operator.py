@@ -22,6 +22,7 @@ import libcst as cst
 import libcst.matchers as m
 
 from mutator.mutation.context import MutationContext, NameAllocator, Target
+from mutator.mutation.tree import is_import
 from mutator.program import Program, ProgramError
 
 FAMILIES = ("A1", "A2", "A3", "A4", "B1", "B2", "C", "D", "E1", "E2", "E3", "E4", "F1", "F2", "G1", "G2", "G3",
@@ -253,7 +254,7 @@ def _pep8_spaced(stmts: list[cst.BaseStatement], *, before: cst.BaseStatement | 
     for stmt in stmts:
         if previous is not None:
             wanted = max(_blank_lines(stmt), _blank_lines(previous))
-            if not wanted and not _is_import(stmt) and _is_import(previous):
+            if not wanted and not is_import(stmt) and is_import(previous):
                 wanted = 1
             stmt = _with_blank_lines(stmt, wanted)
         spaced.append(stmt)
@@ -263,11 +264,6 @@ def _pep8_spaced(stmts: list[cst.BaseStatement], *, before: cst.BaseStatement | 
 
 def _spaced_after(stmt: cst.BaseStatement, inserted: cst.BaseStatement) -> cst.BaseStatement:
     return _with_blank_lines(stmt, max(_blank_lines(stmt), _blank_lines(inserted)))
-
-
-def _is_import(stmt: cst.BaseStatement) -> bool:
-    return isinstance(stmt, cst.SimpleStatementLine) and all(
-        isinstance(s, (cst.Import, cst.ImportFrom)) for s in stmt.body)
 
 
 def _after_imports(body: list[cst.BaseStatement]) -> int:

@@ -109,6 +109,12 @@ def is_docstring(stmt: cst.CSTNode, *, concatenated: bool = True) -> bool:
             and isinstance(stmt.body[0], cst.Expr) and isinstance(stmt.body[0].value, kinds))
 
 
+def is_import(stmt: cst.CSTNode) -> bool:
+    """A line of imports only."""
+    return isinstance(stmt, cst.SimpleStatementLine) and all(
+        isinstance(s, (cst.Import, cst.ImportFrom)) for s in stmt.body)
+
+
 def after_docstring(body: Sequence[cst.CSTNode], *, concatenated: bool = True) -> int:
     """The index of the first statement of `body` after its docstring, if it has one."""
     return 1 if body and is_docstring(body[0], concatenated=concatenated) else 0

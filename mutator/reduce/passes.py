@@ -15,6 +15,8 @@ from dataclasses import dataclass
 
 import libcst as cst
 
+from mutator.mutation.tree import bound_names, is_docstring
+
 Pass = Callable[[cst.Module], Iterator[cst.Module]]
 _PASS_LINE = cst.SimpleStatementLine([cst.Pass()])
 
@@ -582,7 +584,7 @@ def _split_body(node: cst.FunctionDef) -> tuple[tuple[cst.BaseStatement, ...], c
     if not isinstance(node.body, cst.IndentedBlock):
         return None
     body = list(node.body.body)
-    if body and _is_docstring(body[0]):
+    if body and is_docstring(body[0], concatenated=False):
         body = body[1:]
     result: cst.BaseExpression | None = None
     last = body[-1] if body else None
@@ -595,11 +597,6 @@ def _split_body(node: cst.FunctionDef) -> tuple[tuple[cst.BaseStatement, ...], c
     if counter.found:
         return None
     return tuple(body), result
-
-
-def _is_docstring(statement: cst.BaseStatement) -> bool:
-    return isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 \
-        and isinstance(statement.body[0], cst.Expr) and isinstance(statement.body[0].value, cst.SimpleString)
 
 
 class _ReturnsAndYields(cst.CSTVisitor):
@@ -746,7 +743,7 @@ def drop_unused(module: cst.Module) -> Iterator[cst.Module]:
         own = sum(1 for name in bound)  # each binding's own Name node was counted as a use
         unused = bound and not (bound & (_HARNESS_NAMES | {"COMPILE_KWARGS"})) \
             and sum(uses.get(name, 0) for name in bound) <= own
-        if unused or (_is_docstring_statement(stmt) and i == 0):
+        if unused or (is_docstring(stmt) and i == 0):
             continue
         kept.append(stmt)
     candidate = module.with_changes(body=kept).visit(_DocstringRemover())
@@ -765,20 +762,10 @@ def _binds(stmt: cst.BaseStatement) -> set[str]:
             and isinstance(small.value, (cst.Name, cst.Attribute, cst.Integer, cst.Float, cst.SimpleString,
                                          cst.List, cst.Tuple, cst.Dict, cst.Set)):
         return {t.target.value for t in small.targets}  # type: ignore[union-attr]
-    if isinstance(small, cst.Import):
-        return {a.asname.name.value if a.asname else cst.Module([]).code_for_node(a.name).split(".")[0]  # type: ignore[union-attr]
-                for a in small.names}
-    if isinstance(small, cst.ImportFrom) and not isinstance(small.names, cst.ImportStar) \
-            and not (isinstance(small.module, cst.Name) and small.module.value == "__future__"):
-        return {a.asname.name.value if a.asname else cst.Module([]).code_for_node(a.name)  # type: ignore[union-attr]
-                for a in small.names}
+    if isinstance(small, cst.Import) or isinstance(small, cst.ImportFrom) and not (
+            isinstance(small.module, cst.Name) and small.module.value == "__future__"):
+        return bound_names(small)
     return set()
-
-
-def _is_docstring_statement(stmt: cst.CSTNode) -> bool:
-    return isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 \
-        and isinstance(stmt.body[0], cst.Expr) and isinstance(stmt.body[0].value, (cst.SimpleString,
-                                                                                  cst.ConcatenatedString))
 
 
 class _DocstringRemover(cst.CSTTransformer):
@@ -786,7 +773,7 @@ class _DocstringRemover(cst.CSTTransformer):
 
     def _strip(self, updated: cst.FunctionDef | cst.ClassDef) -> cst.FunctionDef | cst.ClassDef:
         body = updated.body
-        if isinstance(body, cst.IndentedBlock) and body.body and _is_docstring_statement(body.body[0]):
+        if isinstance(body, cst.IndentedBlock) and body.body and is_docstring(body.body[0]):
             return updated.with_changes(body=body.with_changes(body=list(body.body[1:]) or [_PASS_LINE]))
         return updated
 

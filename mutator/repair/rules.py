@@ -18,9 +18,9 @@ from collections.abc import Sequence
 from typing import ClassVar
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
+from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
-from mutator.mutation.tree import nodes as _nodes
+from mutator.mutation.tree import bound_names, is_docstring, is_import, nodes
 from mutator.repair.request import NotRepaired, RepairRequest, RepairResult, repaired
 
 # names a mutant uses without importing: the operators' own vocabulary and its usual aliases
@@ -80,29 +80,20 @@ class DefineName(Rule):
         missing = match["name"]
         module = cst.parse_module(request.program.source)
         if missing in KNOWN_MODULES:
-            return _with_import(module, KNOWN_MODULES[missing]).code
+            return _after_imports(module, cst.parse_statement(KNOWN_MODULES[missing] + "\n")).code
         definition = _top_level_definition(request.parent.source, missing) if request.parent else None
-        if definition is not None:
-            return _with_definition(module, definition).code
+        if definition is not None:  # after the imports: definitions are looked up at call time
+            return _after_imports(module, definition).code
         return _bind_before_line(module, request.line, missing, _defined_names(module))
 
 
-def _with_import(module: cst.Module, statement: str) -> cst.Module:
+def _after_imports(module: cst.Module, statement: cst.BaseStatement) -> cst.Module:
+    """`statement` after the module's last import (or its docstring): whatever it uses is
+    imported by then."""
     body = list(module.body)
-    at = 0
-    for i, stmt in enumerate(body):
-        if _is_import(stmt) or (i == 0 and _is_docstring(stmt)):
-            at = i + 1
-    body.insert(at, cst.parse_statement(statement + "\n"))
-    return module.with_changes(body=body)
-
-
-def _with_definition(module: cst.Module, definition: cst.BaseStatement) -> cst.Module:
-    """The parent's definition, after the imports (definitions are looked up at call time)."""
-    body = list(module.body)
-    at = max((i + 1 for i, stmt in enumerate(body) if _is_import(stmt) or (i == 0 and _is_docstring(stmt))),
+    at = max((i + 1 for i, stmt in enumerate(body) if is_import(stmt) or (i == 0 and is_docstring(stmt))),
              default=0)
-    body.insert(at, definition)
+    body.insert(at, statement)
     return module.with_changes(body=body)
 
 
@@ -119,20 +110,13 @@ def _top_level_definition(source: str, name: str) -> cst.BaseStatement | None:
                 if isinstance(small, cst.Assign) and any(
                         isinstance(t.target, cst.Name) and t.target.value == name for t in small.targets):
                     return stmt
-                if isinstance(small, (cst.Import, cst.ImportFrom)) and not isinstance(small.names, cst.ImportStar) \
-                        and any(_alias_name(a) == name for a in small.names):
+                if isinstance(small, (cst.Import, cst.ImportFrom)) and name in bound_names(small):
                     return stmt
     return None
 
 
-def _alias_name(alias: cst.ImportAlias) -> str:
-    if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-        return alias.asname.name.value
-    return cst.Module([]).code_for_node(alias.name).split(".")[0]
-
-
 def _defined_names(module: cst.Module) -> set[str]:
-    """Every name the module binds anywhere (assignments, parameters, definitions, imports)."""
+    """Every name the module mentions (bound, or a builtin it calls): what a misspelt one may mean."""
     found: set[str] = set()
 
     class Collect(cst.CSTVisitor):
@@ -158,6 +142,23 @@ def _insert_before_line(module: cst.Module, line: int, statement: str) -> str | 
     return result.code if inserter.done else None
 
 
+class _Edit(cst.CSTTransformer):
+    """A rule's edit; `changed`: it found something to change."""
+
+    changed = False
+
+
+def _edited(module: cst.Module, editor: _Edit) -> str | None:
+    """The edited source, or None when the edit found nothing to change."""
+    result = module.visit(editor)
+    return result.code if editor.changed else None
+
+
+def _spans(position: CodeRange | None, line: int) -> bool:
+    """Whether a node at `position` covers source line `line`."""
+    return position is not None and position.start.line <= line <= position.end.line
+
+
 class _InsertBefore(cst.CSTTransformer):
     def __init__(self, positions, line: int, statement: cst.BaseStatement) -> None:  # type: ignore[no-untyped-def]
         super().__init__()
@@ -169,7 +170,7 @@ class _InsertBefore(cst.CSTTransformer):
     def _insert(self, body: Sequence[cst.BaseStatement]) -> list[cst.BaseStatement] | None:
         for i, stmt in enumerate(body):
             position = self._positions.get(stmt)
-            if position is None or not position.start.line <= self._line <= position.end.line:
+            if not _spans(position, self._line):
                 continue
             if isinstance(stmt, cst.SimpleStatementLine) or position.start.line == self._line:
                 self.done = True
@@ -243,9 +244,7 @@ class FitCall(Rule):
 
 
 def _default_parameters(module: cst.Module, function: str, names: list[str]) -> str | None:
-    class Default(cst.CSTTransformer):
-        changed = False
-
+    class Default(_Edit):
         def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef) -> cst.FunctionDef:
             if original.name.value != function:
                 return updated
@@ -262,9 +261,7 @@ def _default_parameters(module: cst.Module, function: str, names: list[str]) -> 
                       for p in updated.params.kwonly_params]
             self.changed = True
             return updated.with_changes(params=updated.params.with_changes(params=params, kwonly_params=kwonly))
-    editor = Default()
-    result = module.visit(editor)
-    return result.code if editor.changed else None
+    return _edited(module, Default())
 
 
 def _edit_calls_on_line(module: cst.Module, line: int, function: str, *, drop_keyword: str | None = None,
@@ -272,17 +269,9 @@ def _edit_calls_on_line(module: cst.Module, line: int, function: str, *, drop_ke
     wrapper = MetadataWrapper(module)
     positions = wrapper.resolve(PositionProvider)
 
-    class Edit(cst.CSTTransformer):
-        changed = False
-
+    class Edit(_Edit):
         def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.Call:
-            position = positions.get(original)
-            if position is None or not position.start.line <= line <= position.end.line:
-                return updated
-            func = original.func
-            name = func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) \
-                else ""
-            if name != function:
+            if not _spans(positions.get(original), line) or _call_name(original) != function:
                 return updated
             args = list(updated.args)
             if drop_keyword is not None:
@@ -299,9 +288,7 @@ def _edit_calls_on_line(module: cst.Module, line: int, function: str, *, drop_ke
                 kept[-1] = kept[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
             self.changed = True
             return updated.with_changes(args=kept)
-    editor = Edit()
-    result = wrapper.module.visit(editor)
-    return result.code if editor.changed else None
+    return _edited(wrapper.module, Edit())
 
 
 # -- RuntimeError: sizes that no longer agree after an operator changed one ------------------
@@ -330,9 +317,7 @@ class AgreeSizes(Rule):
             return None
         module = cst.parse_module(request.program.source)
 
-        class Carry(cst.CSTTransformer):
-            changed = False
-
+        class Carry(_Edit):
             def __init__(self) -> None:
                 super().__init__()
                 self._maker = 0  # depth inside tensor-making calls
@@ -352,9 +337,7 @@ class AgreeSizes(Rule):
                     return updated
                 self.changed = True
                 return updated.with_changes(value=str(new))
-        editor = Carry()
-        result = module.visit(editor)
-        return result.code if editor.changed else None
+        return _edited(module, Carry())
 
 
 def _call_name(node: cst.Call) -> str:
@@ -400,9 +383,7 @@ class NarrowSweep(Rule):
         if batch is None:
             return None
 
-        class Narrow(cst.CSTTransformer):
-            changed = False
-
+        class Narrow(_Edit):
             def leave_For(self, original: cst.For, updated: cst.For) -> cst.For:
                 sizes = original.iter
                 if not isinstance(sizes, (cst.Tuple, cst.List)) or not sizes.elements \
@@ -413,16 +394,14 @@ class NarrowSweep(Rule):
                     return updated
                 self.changed = True
                 return updated.with_changes(iter=cst.Tuple([cst.Element(cst.Integer(str(batch)), comma=cst.Comma())]))
-        editor = Narrow()
-        result = module.visit(editor)
-        return result.code if editor.changed else None
+        return _edited(module, Narrow())
 
 
 def _batch_size(module: cst.Module) -> int | None:
     """The first size of the first tensor `inputs()` makes: the program's batch size."""
     for stmt in module.body:
         if isinstance(stmt, cst.FunctionDef) and stmt.name.value == "inputs":
-            for node in _walk(stmt.body):
+            for node in nodes(stmt.body):
                 if isinstance(node, cst.Call) and _call_name(node) in _TENSOR_MAKERS and node.args \
                         and isinstance(node.args[0].value, cst.Integer):
                     return int(node.args[0].value.evaluated_value)
@@ -430,11 +409,7 @@ def _batch_size(module: cst.Module) -> int | None:
 
 
 def _calls(node: cst.CSTNode, name: str) -> bool:
-    return any(isinstance(n, cst.Call) and _call_name(n) == name for n in _walk(node))
-
-
-def _walk(node: cst.CSTNode):  # type: ignore[no-untyped-def]
-    return _nodes(node)
+    return any(isinstance(n, cst.Call) and _call_name(n) == name for n in nodes(node))
 
 
 # -- StopIteration: an iterator an operator made run dry --------------------------------------
@@ -452,20 +427,15 @@ class NextDefault(Rule):
         positions = wrapper.resolve(PositionProvider)
         line = request.line
 
-        class Default(cst.CSTTransformer):
-            changed = False
-
+        class Default(_Edit):
             def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.Call:
-                position = positions.get(original)
                 if isinstance(original.func, cst.Name) and original.func.value == "next" and len(original.args) == 1 \
-                        and position is not None and position.start.line <= line <= position.end.line:
+                        and _spans(positions.get(original), line):
                     self.changed = True
                     return updated.with_changes(args=[updated.args[0].with_changes(comma=cst.Comma(
                         whitespace_after=cst.SimpleWhitespace(" "))), cst.Arg(cst.Name("None"))])
                 return updated
-        editor = Default()
-        result = wrapper.module.visit(editor)
-        return result.code if editor.changed else None
+        return _edited(wrapper.module, Default())
 
 
 # -- AttributeError: an attribute read before anything set it --------------------------------
@@ -488,20 +458,16 @@ class SetAttribute(Rule):
         cls, attr = match["cls"], match["attr"]
         module = cst.parse_module(request.program.source)
 
-        class Default(cst.CSTTransformer):
-            changed = False
-
+        class Default(_Edit):
             def leave_ClassDef(self, original: cst.ClassDef, updated: cst.ClassDef) -> cst.ClassDef:
                 if original.name.value != cls or not isinstance(updated.body, cst.IndentedBlock):
                     return updated
                 body = list(updated.body.body)
-                at = 1 if body and _is_docstring(body[0]) else 0
+                at = 1 if body and is_docstring(body[0]) else 0
                 body.insert(at, cst.parse_statement(f"{attr} = None\n"))
                 self.changed = True
                 return updated.with_changes(body=updated.body.with_changes(body=body))
-        editor = Default()
-        result = module.visit(editor)
-        return result.code if editor.changed else None
+        return _edited(module, Default())
 
 
 # -- a graph break of the program's own under fullgraph=True ---------------------------------
@@ -519,9 +485,7 @@ class AllowBreaks(Rule):
     def propose(self, request: RepairRequest) -> str | None:
         module = cst.parse_module(request.program.source)
 
-        class Drop(cst.CSTTransformer):
-            changed = False
-
+        class Drop(_Edit):
             def leave_DictElement(self, original: cst.DictElement,
                                   updated: cst.DictElement) -> cst.DictElement | cst.RemovalSentinel:
                 if isinstance(original.key, cst.SimpleString) and original.key.evaluated_value == "fullgraph":
@@ -534,20 +498,7 @@ class AllowBreaks(Rule):
                     self.changed = True
                     return cst.RemoveFromParent()
                 return updated
-        editor = Drop()
-        result = module.visit(editor)
-        return result.code if editor.changed else None
-
-
-def _is_import(stmt: cst.CSTNode) -> bool:
-    return isinstance(stmt, cst.SimpleStatementLine) and all(
-        isinstance(small, (cst.Import, cst.ImportFrom)) for small in stmt.body)
-
-
-def _is_docstring(stmt: cst.CSTNode) -> bool:
-    return isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 \
-        and isinstance(stmt.body[0], cst.Expr) and isinstance(stmt.body[0].value, (cst.SimpleString,
-                                                                                   cst.ConcatenatedString))
+        return _edited(module, Drop())
 
 
 RULES: tuple[Rule, ...] = (DefineName(), BindLocal(), FitCall(), AgreeSizes(), NarrowSweep(), NextDefault(),
