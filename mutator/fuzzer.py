@@ -221,9 +221,10 @@ class Fuzzer:
         if job.mutant is None and verdict is not Verdict.PASS:
             self.set_aside.append(dict(path=job.seed_path, verdict=verdict.name, reason=result.reason))
         if verdict is Verdict.INVALID and job.mutant is not None:
-            self.campaign.save_invalid(job.program, invalid_record(job.mutant, result, found_at=now,
+            request = RepairRequest.of(result, job.mutant, job.parent.program if job.parent else None)
+            self.campaign.save_invalid(job.program, invalid_record(request, found_at=now,
                                                                    parent=job.parent.id if job.parent else None))
-            self._repair(job, result)
+            self._repair(job, request)
         if job.mutant is not None and self.feedback:
             operators = [step for step in job.mutant.steps if not step.op.startswith(REPAIR_PREFIX)]
             repaired = len(operators) < len(job.mutant.steps)  # its operators were charged the invalid run already
@@ -233,12 +234,9 @@ class Fuzzer:
             self.save(force=True)
 
     # -- repair and the LLM ------------------------------------------------------------------
-    def _repair(self, job: _Job, result: CheckResult) -> None:
+    def _repair(self, job: _Job, request: RepairRequest) -> None:
         """Rules first, here (they take milliseconds); else the LLM, beside the loop. A
         repaired program joins the queue; a repair's own failure gets no second repair."""
-        assert job.mutant is not None
-        request = RepairRequest(job.program, job.mutant, job.parent.program if job.parent else None,
-                                result.eager.observation.uncaught, result.eager.outcome.value, result.reason)
         if request.is_repair:
             return
         self.stats.repair_tried += 1
@@ -435,17 +433,15 @@ def _generated_lineage(entries: Iterable[CorpusEntry]) -> set[int]:
     return generated
 
 
-def invalid_record(mutant: Mutant, result: CheckResult, *, found_at: float, parent: int | None = None) -> dict[str, Any]:
+def invalid_record(request: RepairRequest, *, found_at: float, parent: int | None = None) -> dict[str, Any]:
     """Why a mutant is invalid, as a line of invalid/index.jsonl: its eager failure (exception
     type, message, the innermost frame of the program's own code) and where it came from."""
-    eager = result.eager
-    exc = eager.observation.uncaught
-    record: dict[str, Any] = dict(provenance=mutant.provenance, parent=parent, outcome=eager.outcome.value,
-                                  reason=result.reason[:300], found_at=round(found_at, 2))
+    record: dict[str, Any] = dict(provenance=request.mutant.provenance, parent=parent, outcome=request.outcome,
+                                  reason=request.reason[:300], found_at=round(found_at, 2))
+    exc = request.error
     if exc is not None:
-        own = [f for f in exc.frames if f.filename == result.program.name]
-        record.update(type=exc.type_name, message=exc.message[:300],
-                      frame=str(own[-1]) if own else (str(exc.frames[-1]) if exc.frames else ""))
+        frame = request.frame or (exc.frames[-1] if exc.frames else None)
+        record.update(type=exc.type_name, message=exc.message[:300], frame=str(frame) if frame else "")
     return record
 
 

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from pathlib import Path
 
+from mutator.check import PriorityRunner
 from mutator.findings import Finding
 from mutator.observation import ExecResult, Mode, RunConfig
 from mutator.pool import URGENT
@@ -33,7 +34,7 @@ class ThrottledRunner:
     """A runner that submits to `runner` only while its runs have used at most `max_share`
     of `workers` workers' time since it was made."""
 
-    def __init__(self, runner: object, *, workers: int, max_share: float, stop: threading.Event,
+    def __init__(self, runner: PriorityRunner, *, workers: int, max_share: float, stop: threading.Event,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self._runner = runner
         self._capacity = max(1, workers) * max_share
@@ -62,8 +63,7 @@ class ThrottledRunner:
             time.sleep(0.05)
         # ahead of the loop's checks: the share is bounded here, so jumping the queue costs the
         # loop no more than that share, and the reduction is not bound by the queue's latency
-        future: Future[ExecResult] = self._runner.submit(program, mode, config, avoid=avoid,  # type: ignore[attr-defined]
-                                                         priority=URGENT)
+        future = self._runner.submit(program, mode, config, avoid=avoid, priority=URGENT)
         future.add_done_callback(self._account)
         return future
 
@@ -73,13 +73,13 @@ class ThrottledRunner:
 
 
 class BackgroundReduction:
-    def __init__(self, runner: object, root: Path, *, workers: int, config: RunConfig, torch_version: str,
+    def __init__(self, runner: PriorityRunner, root: Path, *, workers: int, config: RunConfig, torch_version: str,
                  max_share: float = DEFAULT_SHARE, time_limit: float | None = 600.0) -> None:
         self._root = root
         self._stop = threading.Event()
         self.runner = ThrottledRunner(runner, workers=workers, max_share=max_share, stop=self._stop)
-        # candidates in batches as large as the pool: the pool's queue is first come, first
-        # served, so one candidate at a time would wait behind the loop's checks for each run
+        # candidates in batches as large as the pool: every worker takes one when the
+        # throttle lets the reduction run
         self._targets = Targets(self.runner, workers=workers, config=config, torch_version=torch_version,
                                 time_limit=time_limit, ablate=False)
         # frontend bugs first, then low-severity findings; in the order they were found

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Union
 
 from mutator import syntax
+from mutator.check import CheckResult
 from mutator.mutation.operator import REPAIR_PREFIX, Mutant, Step
 from mutator.program import Program, ProgramError
 from mutator.values import ExceptionInfo, FrameInfo
@@ -22,6 +23,12 @@ class RepairRequest:
     error: ExceptionInfo | None  # the eager run's exception (None: it timed out, ran out of memory...)
     outcome: str  # the eager run's outcome ("raised", "timeout", ...)
     reason: str = ""  # the verdict's reason (why a program whose eager run completed is invalid)
+
+    @classmethod
+    def of(cls, result: CheckResult, mutant: Mutant, parent: Program | None) -> RepairRequest:
+        """The request for an invalid check result of `mutant`."""
+        eager = result.eager
+        return cls(result.program, mutant, parent, eager.observation.uncaught, eager.outcome.value, result.reason)
 
     @property
     def frame(self) -> FrameInfo | None:

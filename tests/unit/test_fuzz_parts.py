@@ -292,6 +292,7 @@ def test_invalid_mutants_are_logged_with_their_eager_failure_and_a_torn_line_is_
     from mutator import campaign as campaign_module
     from mutator.fuzzer import invalid_record
     from mutator.mutation.operator import Mutant, Step
+    from mutator.repair import RepairRequest
 
     from tests.helpers import PROGRAM as NAME
 
@@ -302,7 +303,8 @@ def test_invalid_mutants_are_logged_with_their_eager_failure_and_a_torn_line_is_
     result = CheckResult(program, Judgement(Verdict.INVALID, "eager raised NameError"), (eager, eager))
     mutant = Mutant(program, (Step("S1.rename_local", "fn:2"),))
     for i in range(2):
-        campaign.save_invalid(program if i == 0 else PROGRAM, invalid_record(mutant, result, found_at=1.5))
+        campaign.save_invalid(program if i == 0 else PROGRAM,
+                              invalid_record(RepairRequest.of(result, mutant, None), found_at=1.5))
     (tmp_path / "c" / "invalid" / "index.jsonl").open("a").write('{"torn": ')
     rows = campaign.load_invalid()
     assert [r["type"] for r in rows] == ["NameError", "NameError"]
