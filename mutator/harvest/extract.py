@@ -8,7 +8,9 @@ unittest's part. A pytest test function keeps its body, `pytest.raises` becomes
 its test reaches: imports, module-level functions, classes and constants, transitively,
 and module-level configuration. Parametrised tests give one program per parameter set;
 skipped and expected-to-fail tests and tests that compile nothing are reported, not
-written. Pure: the harvesting process never imports the test files.
+written; a test that cannot be taken apart costs that test only (`ExtractionFailed`), a
+file that cannot be raises `ExtractionError`. Pure: the harvesting process never imports
+the test files.
 """
 
 from __future__ import annotations
@@ -53,7 +55,19 @@ class NotHarvested:
     reason: str  # "compiles nothing", "skipped: ...", "expected to fail", ...
 
 
-Extraction = Harvested | NotHarvested
+@dataclass(frozen=True, slots=True)
+class ExtractionFailed:
+    """A test that extraction could not take apart: a shape it does not expect, or a bug of ours."""
+
+    test_id: str
+    reason: str  # "extraction failed: TypeError: ..."
+
+
+Extraction = Harvested | NotHarvested | ExtractionFailed
+
+
+class ExtractionError(ValueError):
+    """A test file that cannot be taken apart at all (libcst does not parse it, it nests too deeply)."""
 
 
 def is_test_file(source: str) -> bool:
@@ -66,8 +80,13 @@ def is_test_file(source: str) -> bool:
 
 
 def extract(source: str) -> list[Extraction]:
-    """One extraction per test (per parameter set) of a test file, in file order."""
-    return _Module(source).extractions()
+    """One extraction per test (per parameter set) of a test file, in file order; raises
+    ExtractionError when the file as a whole cannot be taken apart."""
+    try:
+        module = _Module(source)
+    except (cst.ParserSyntaxError, SyntaxError, RecursionError) as exc:
+        raise ExtractionError(f"cannot be taken apart ({one_line(exc)})") from None
+    return module.extractions()
 
 
 @dataclass
@@ -89,19 +108,28 @@ class _Module:
 
     def extractions(self) -> list[Extraction]:
         found: list[Extraction] = []
+        for cls, test in self._tests():
+            try:
+                found.extend(self._method(cls, test) if cls is not None else self._function(test))
+            except Exception as exc:  # noqa: BLE001 - a test file is foreign input run through our code:
+                # a shape we never met, or a bug of ours, in one test must cost that test, not the harvest
+                found.append(ExtractionFailed(_test_id(cls, test), f"extraction failed: {one_line(exc)}"))
+        return found
+
+    def _tests(self) -> Iterator[tuple[cst.ClassDef | None, cst.FunctionDef]]:
+        """Every test of the file, in file order, with its class (None: a pytest function)."""
         for statement in self.statements:
             node = statement.node
             if isinstance(node, cst.ClassDef) and node.name.value in self.test_classes:
                 for item in _body(node):
                     if isinstance(item, cst.FunctionDef) and item.name.value.startswith("test"):
-                        found.extend(self._method(node, item))
+                        yield node, item
             elif isinstance(node, cst.FunctionDef) and node.name.value.startswith("test"):
-                found.extend(self._function(node))
-        return found
+                yield None, node
 
     # -- unittest methods and pytest functions ---------------------------------------------
     def _method(self, cls: cst.ClassDef, test: cst.FunctionDef) -> list[Extraction]:
-        test_id = f"{cls.name.value}::{test.name.value}"
+        test_id = _test_id(cls, test)
         members = _class_context(self.tree, cls, test)
         sets = self._parameter_sets(test_id, test, members)
         if isinstance(sets, NotHarvested):
@@ -356,13 +384,16 @@ def _is_test(item: cst.CSTNode) -> bool:
     return isinstance(item, cst.FunctionDef) and item.name.value.startswith("test")
 
 
-def _test_class(node: ast.stmt, tree: ast.Module) -> bool:
+def _test_class(node: ast.stmt, tree: ast.Module, seen: frozenset[str] = frozenset()) -> bool:
+    """A TestCase (directly or through the file's own classes), or a pytest `Test*` class.
+    `seen`: the classes already on the way, so bases that name each other end."""
     if not isinstance(node, ast.ClassDef):
         return False
     local = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
+    seen = seen | {node.name}
     for base in node.bases:
         name = terminal_name(base)
-        if name.endswith(_CASE_BASES) or name in local and local[name] is not node and _test_class(local[name], tree):
+        if name.endswith(_CASE_BASES) or name in local and name not in seen and _test_class(local[name], tree, seen):
             return True
     return node.name.startswith("Test") and any(
         isinstance(item, ast.FunctionDef) and item.name.startswith("test") for item in node.body)
@@ -411,6 +442,15 @@ def _cst_terminal(node: cst.BaseExpression) -> str:
     if isinstance(node, cst.Name):
         return node.value
     return ""
+
+
+def _test_id(cls: cst.ClassDef | None, test: cst.FunctionDef) -> str:
+    return f"{cls.name.value}::{test.name.value}" if cls is not None else test.name.value
+
+
+def one_line(exc: BaseException) -> str:
+    """An exception as a report's reason: `Type: message` on one line, short enough to list."""
+    return f"{type(exc).__name__}: {' '.join(str(exc).split())}"[:300]
 
 
 def _mapping(params: dict[str, str]) -> str:
