@@ -7,8 +7,11 @@ that fails eagerly is dropped and counted by reason, one skipped at run time is
 counted, one with a bug verdict is filed in `DIR/findings/` (a test that already fails
 is worth knowing), and a passing one is written to DIR with a provenance header (and a
 JSON sidecar with its features, as a campaign's queue has) unless its coverage features
-or its text repeat a program already there. The harvesting process never imports or
-runs the files it reads.
+or its text repeat a program already there. Harvest never aborts for one file or one
+test: a file that cannot be read, parsed or taken apart goes to `errors`, a test that
+cannot be extracted, made a program, checked or written to `failures`, each with its
+reason, and the run goes on. The harvesting process never imports or runs the files it
+reads.
 """
 
 from __future__ import annotations
@@ -26,7 +29,9 @@ from mutator import storage
 from mutator.check import CheckResult
 from mutator.features import semantic_features
 from mutator.findings import FindingStore
-from mutator.harvest.extract import Harvested, NotHarvested, extract, is_test_file
+from mutator.harvest.extract import (ExtractionError, ExtractionFailed, NotHarvested, extract, is_test_file,
+                                     one_line)
+from mutator.pool import PoolError
 from mutator.program import Program, ProgramError, discover, parse_source, read_source
 from mutator.verdict import Verdict
 
@@ -58,7 +63,9 @@ class HarvestReport:
     duplicates: int = 0
     already_failing: list[dict[str, str]] = field(default_factory=list)
     not_programs: list[str] = field(default_factory=list)  # files that are neither tests nor programs (helpers)
-    errors: list[str] = field(default_factory=list)  # files that cannot be read or parsed
+    errors: list[str] = field(default_factory=list)  # files that cannot be read, parsed or taken apart
+    failed: Counter[str] = field(default_factory=Counter)  # tests not processed, by kind: "not a program", ...
+    failures: list[dict[str, str]] = field(default_factory=list)  # origin and reason of each
 
     def as_json(self) -> dict[str, object]:
         return dict(files=self.files, test_files=self.test_files, scripts=self.scripts, tests_found=self.tests_found,
@@ -66,7 +73,18 @@ class HarvestReport:
                     not_harvested=dict(self.not_harvested), skipped=self.skipped, invalid=dict(self.invalid),
                     invalid_programs=self.invalid_programs, unstable=self.unstable, duplicates=self.duplicates,
                     already_failing=self.already_failing,
-                    not_programs=self.not_programs, errors=self.errors)
+                    not_programs=self.not_programs, errors=self.errors, failed=dict(self.failed),
+                    failures=self.failures)
+
+    @property
+    def ok(self) -> bool:
+        """Whether every file and every test was processed (whatever came of it)."""
+        return not self.errors and not self.failures
+
+    def fail(self, origin: str, reason: str) -> None:
+        """One test (or script) that could not be processed; `reason` starts with its kind."""
+        self.failed[_reason_kind(reason)] += 1
+        self.failures.append(dict(origin=origin, reason=reason))
 
 
 class Harvester:
@@ -87,35 +105,53 @@ class Harvester:
                 self._seen_features.add(frozenset(sidecar["features"]))
 
     def candidates(self, paths: Iterable[str | Path], report: HarvestReport) -> list[Candidate]:
-        """Every candidate program of every file, with its provenance header; errors are reported."""
+        """Every candidate program of every file, with its provenance header; what goes wrong
+        with a file or a test is reported, never raised."""
         found: list[Candidate] = []
         stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self._clock()))
         for path in discover(list(paths)):
             report.files += 1
-            try:
-                source = _read(path)
-            except ProgramError as exc:
-                report.errors.append(str(exc))
-                continue
-            if is_test_file(source):
-                report.test_files += 1
-                for extraction in extract(source):
-                    report.tests_found += 1
-                    if isinstance(extraction, NotHarvested):
-                        report.not_harvested[_reason_kind(extraction.reason)] += 1
-                        continue
-                    origin = f"{path}::{extraction.test_id}"
-                    found.append(self._candidate(origin, _header(origin, stamp, self._torch) + extraction.source))
-                continue
-            try:
-                Program.from_source(source, str(path))
-            except ProgramError as exc:
-                report.not_programs.append(str(exc))
-                continue
-            report.scripts += 1
-            found.append(self._candidate(str(path), _header(str(path), stamp, self._torch) + source))
+            found.extend(self._file_candidates(path, stamp, report))
         report.candidates = len(found)
         return found
+
+    def _file_candidates(self, path: Path, stamp: str, report: HarvestReport) -> list[Candidate]:
+        """One file's candidates: one per harvested test of a test file, the file itself for a script."""
+        try:
+            source = _read(path)
+        except ProgramError as exc:
+            report.errors.append(str(exc))
+            return []
+        if not is_test_file(source):
+            return self._script_candidates(path, source, stamp, report)
+        report.test_files += 1
+        try:
+            extractions = extract(source)
+        except ExtractionError as exc:
+            report.errors.append(f"{path}: {exc}")
+            return []
+        found: list[Candidate] = []
+        for extraction in extractions:
+            report.tests_found += 1
+            origin = f"{path}::{extraction.test_id}"
+            if isinstance(extraction, NotHarvested):
+                report.not_harvested[_reason_kind(extraction.reason)] += 1
+            elif isinstance(extraction, ExtractionFailed):
+                report.fail(origin, extraction.reason)
+            elif candidate := self._candidate(origin, _header(origin, stamp, self._torch) + extraction.source,
+                                              report):
+                found.append(candidate)
+        return found
+
+    def _script_candidates(self, path: Path, source: str, stamp: str, report: HarvestReport) -> list[Candidate]:
+        try:
+            Program.from_source(source, str(path))
+        except ProgramError as exc:
+            report.not_programs.append(str(exc))
+            return []
+        report.scripts += 1
+        candidate = self._candidate(str(path), _header(str(path), stamp, self._torch) + source, report)
+        return [candidate] if candidate is not None else []
 
     def harvest(self, paths: Iterable[str | Path]) -> HarvestReport:
         report = HarvestReport()
@@ -124,10 +160,17 @@ class Harvester:
 
     def validate(self, found: list[Candidate], report: HarvestReport, *,
                  progress: Callable[[int], None] = lambda n: None) -> None:
-        """Check every candidate (two per worker in flight) and write, file or count it."""
+        """Check every candidate (two per worker in flight) and write, file or count it; a
+        check that raises (no worker could run it) or a write that fails costs that candidate."""
         with ThreadPoolExecutor(max_workers=max(2, self._workers * 2)) as executor:
-            for candidate, result in zip(found, executor.map(lambda c: self._check(c.program), found)):
-                self._judge(candidate, result, report)
+            futures = [executor.submit(self._check, c.program) for c in found]
+            for candidate, future in zip(found, futures):
+                try:
+                    result = future.result()
+                except PoolError as exc:
+                    report.fail(candidate.origin, f"check failed: {one_line(exc)}")
+                else:
+                    self._judge(candidate, result, report)
                 progress(1)
 
     def _judge(self, candidate: Candidate, result: CheckResult, report: HarvestReport) -> None:
@@ -144,7 +187,12 @@ class Harvester:
             report.unstable += 1
             return
         if verdict.is_finding:
-            finding, _ = self._store.record(result, provenance=f"seed:{candidate.origin}", parent=None, elapsed=0.0)
+            try:
+                finding, _ = self._store.record(result, provenance=f"seed:{candidate.origin}", parent=None,
+                                                elapsed=0.0)
+            except OSError as exc:
+                report.fail(candidate.origin, f"not filed: {one_line(exc)}")
+                return
             report.already_failing.append(dict(origin=candidate.origin, verdict=verdict.name, reason=result.reason,
                                                finding=finding.directory))
             return
@@ -153,16 +201,28 @@ class Harvester:
         if digest in self._seen_sources or result.compiled.features and features in self._seen_features:
             report.duplicates += 1
             return
+        path = self._unique_path(candidate.origin)
+        try:
+            storage.write_text(path, candidate.program.source)
+            storage.write_json(path.with_suffix(".json"), dict(origin=candidate.origin,
+                                                                seconds=round(result.seconds, 4),
+                                                                features=sorted(features)))
+        except OSError as exc:
+            path.unlink(missing_ok=True)  # a program without its sidecar would pass for one without features
+            report.fail(candidate.origin, f"not written: {one_line(exc)}")
+            return
         self._seen_sources.add(digest)
         self._seen_features.add(features)
-        path = self._unique_path(candidate.origin)
-        storage.write_text(path, candidate.program.source)
-        storage.write_json(path.with_suffix(".json"), dict(origin=candidate.origin, seconds=round(result.seconds, 4),
-                                                            features=sorted(features)))
         report.written.append(str(path))
 
-    def _candidate(self, origin: str, source: str) -> Candidate:
-        return Candidate(origin, Program.from_source(source, str(self._out / _file_name(origin))))
+    def _candidate(self, origin: str, source: str, report: HarvestReport) -> Candidate | None:
+        """The candidate, or None when what was harvested is no program (reported)."""
+        name = str(self._out / _file_name(origin))
+        try:
+            return Candidate(origin, Program.from_source(source, name))
+        except ProgramError as exc:
+            report.fail(origin, "not a program: " + str(exc).removeprefix(f"{name}: "))
+            return None
 
     def _unique_path(self, origin: str) -> Path:
         path = self._out / _file_name(origin)
@@ -179,7 +239,10 @@ class Harvester:
 def _read(path: Path) -> str:
     """A file's text, or a one-line ProgramError naming it: unreadable, not UTF-8, does not parse."""
     source = read_source(path)
-    parse_source(source, str(path))
+    try:
+        parse_source(source, str(path))
+    except RecursionError:  # ast's own limit on nesting, not a syntax error
+        raise ProgramError(f"{path}: nested too deeply to parse; split the expression") from None
     return source
 
 
