@@ -382,7 +382,12 @@ def harvest(paths: tuple[str, ...], out: Path, coverage_include: tuple[str, ...]
 
     Every candidate is checked through the pool: valid ones are written to --out with a
     provenance header, duplicates (same coverage) dropped, failing ones filed in
-    --out/findings/. Exit status: 0, or 2 when a file could not be read.
+    --out/findings/. One file or test that cannot be processed never stops the run: each
+    gets one `error:` line on stderr and a place in the summary (`errors`, `failures` in
+    --json). Exit status: 0 when every file and test was processed (tests that compile
+    nothing, are skipped, invalid, duplicates or already failing included); 2 when a file
+    could not be read, parsed or taken apart, or a test could not be extracted, made a
+    program, checked or written.
     """
     from mutator.harvest.harvester import Harvester
 
@@ -400,11 +405,13 @@ def harvest(paths: tuple[str, ...], out: Path, coverage_include: tuple[str, ...]
         sys.exit(EXIT_USAGE)
     for error in report.errors:
         click.echo(f"error: {error}", err=True)
+    for failure in report.failures:
+        click.echo(f"error: {failure['origin']}: {failure['reason']}", err=True)
     if as_json:
         click.echo(json.dumps(report.as_json(), indent=2))
     else:
         _print_harvest(Console(width=None if sys.stdout.isatty() else 200), report, out)
-    if report.errors:
+    if not report.ok:
         sys.exit(EXIT_USAGE)
 
 
@@ -432,6 +439,8 @@ def _print_harvest(console: Console, report, out: Path) -> None:  # type: ignore
             ("already failing (filed)", len(report.already_failing))]
     rows += [(f"not harvested: {why}", n) for why, n in sorted(report.not_harvested.items())]
     rows += [(f"invalid: {why}", n) for why, n in sorted(report.invalid.items())]
+    rows += [("files not processed (errors)", len(report.errors))] if report.errors else []
+    rows += [(f"failed: {why}", n) for why, n in sorted(report.failed.items())]
     for what, n in rows:
         table.add_row(what, str(n))
     console.print(table)

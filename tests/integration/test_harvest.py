@@ -15,6 +15,7 @@ pytestmark = pytest.mark.integration
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures" / "harvest"
+FAILURES = ROOT / "tests" / "fixtures" / "harvest_failures"  # beside FIXTURES: their counts stay as they are
 
 
 def mutate(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
@@ -78,6 +79,26 @@ def test_unreadable_files_get_one_line_each_and_the_rest_still_runs(harvested):
     errors = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
     assert len(errors) == 2 and any("latin.py: not UTF-8" in e for e in errors) and \
         any("broken.py:1: does not parse" in e for e in errors)
+    assert proc.returncode == 2
+
+
+def test_a_test_or_a_file_that_cannot_be_processed_is_listed_and_the_rest_is_harvested(tmp_path):
+    proc = mutate("harvest", str(FAILURES), "--out", str(tmp_path / "out"), "--json", "-j", "2")
+    report = json.loads(proc.stdout)  # the summary, though one file and one test failed
+    written = {json.loads(Path(p).with_suffix(".json").read_text())["origin"].split("::", 1)[1]
+               for p in report["programs"]}
+    assert written == {"MixedFormTests::test_scale_and_shift", "MixedFormTests::test_breaks_on_item",
+                       "test_stacks_a_list_of_tensors"}, report
+    [failure] = report["failures"]
+    assert failure["origin"] == f"{FAILURES / 'test_mixed_forms.py'}::MixedFormTests::test_through_the_compiler_namespace"
+    assert failure["reason"].startswith("not a program: defines neither fn with inputs() (harness form) nor a "
+                                        "torch.compile call")
+    assert report["failed"] == {"not a program": 1}
+    [error] = report["errors"]
+    assert error.startswith(f"{FAILURES / 'test_too_deep.py'}: cannot be taken apart (RecursionError")
+    assert [line for line in proc.stderr.splitlines() if line.startswith("error:")] == [
+        f"error: {error}", f"error: {failure['origin']}: {failure['reason']}"]
+    assert report["files"] == 2 and report["tests_found"] == 4 and report["candidates"] == 3
     assert proc.returncode == 2
 
 
