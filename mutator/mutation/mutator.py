@@ -10,6 +10,12 @@ floored (FAMILY_FLOOR) so that none is ever abandoned: what a family reaches is 
 exhausted, and the average forgets past success where cumulative counts would not
 (MOpt's operator scheduling, per family). Without feedback (unguided) every family keeps
 its starting yield: uniform choice.
+
+The choice and the work are apart, so that the fuzz loop's driver only decides: `plan`
+draws a `Recipe` (per stacked step the operators to try in order, and the seed of the
+RNG that picks their sites), and a `MutantBuilder`, in the worker that will run the
+mutant, builds it with the programs it parsed before cached by content hash. A mutant is
+reproducible from its parent's source and its recipe; `mutate` does both here.
 """
 
 from __future__ import annotations
@@ -18,13 +24,14 @@ import random
 from collections import OrderedDict, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from mutator.mutation.context import MutationContext
 from mutator.mutation.operator import Declined, Mutant, Operator, apply, family_of
 from mutator.program import Program
 
 MAX_TRIES = 12  # operators tried per step before the step gives up (most decline on some programs)
-CONTEXT_CACHE = 256
+CONTEXT_CACHE = 256  # parsed programs kept by a builder
 FAMILY_MEMORY = 0.9  # weight of the past in a family's recent yield, per mutant recorded
 FAMILY_FLOOR = 0.05  # added to every family's yield: the exploration share
 
@@ -51,6 +58,74 @@ class Usefulness:
                     findings=self.findings)
 
 
+@dataclass(frozen=True, slots=True)
+class Recipe:
+    """How to build one mutant: per stacked step, the operator ids to try in order (the first
+    that applies makes the step; a step where none applies ends the stack), and the seed of
+    the RNG that picks the sites. With the parent's source it determines the mutant."""
+
+    plan: tuple[tuple[str, ...], ...]
+    seed: int
+
+    def as_json(self) -> dict[str, Any]:
+        return dict(plan=[list(step) for step in self.plan], seed=self.seed)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Recipe:
+        return cls(tuple(tuple(str(op) for op in step) for step in data["plan"]), int(data["seed"]))
+
+
+@dataclass(frozen=True, slots=True)
+class Built:
+    """What a recipe gave: the mutant (None when a first step found no operator that
+    applies) and every operator tried, in order, for the driver's usefulness counts."""
+
+    mutant: Mutant | None
+    tried: tuple[str, ...]
+
+
+class MutantBuilder:
+    """Builds mutants from recipes; parsed programs (`MutationContext`s, with the sites each
+    operator found in them) are cached by content hash, so a parent chosen again costs only
+    the rewrite."""
+
+    def __init__(self, operators: Sequence[type[Operator]], *, cache: int = CONTEXT_CACHE) -> None:
+        self._operators = {op.id: op for op in operators}
+        self._cache = cache
+        self._contexts: OrderedDict[str, MutationContext] = OrderedDict()
+
+    def build(self, program: Program, recipe: Recipe) -> Built:
+        rng = random.Random(recipe.seed)
+        current, steps, tried = program, [], []
+        for step in recipe.plan:
+            made = None
+            for op_id in step:
+                tried.append(op_id)
+                op = self._operators.get(op_id)
+                result = self.apply(op, current, rng) if op is not None else None
+                if isinstance(result, Mutant):
+                    made = result
+                    break
+            if made is None:
+                break
+            current, steps = made.program, steps + list(made.steps)
+        return Built(Mutant(current, tuple(steps)) if steps else None, tuple(tried))
+
+    def apply(self, op: type[Operator], program: Program, rng: random.Random) -> Mutant | Declined:
+        return apply(op, self.context(program), rng)
+
+    def context(self, program: Program) -> MutationContext:
+        key = program.digest
+        if key in self._contexts:
+            self._contexts.move_to_end(key)
+            return self._contexts[key]
+        ctx = MutationContext.of(program)
+        self._contexts[key] = ctx
+        if len(self._contexts) > self._cache:
+            self._contexts.popitem(last=False)
+        return ctx
+
+
 class Mutator:
     def __init__(self, operators: Sequence[type[Operator]], *, max_stack: int = 3,
                  extra_families: Sequence[str] = ()) -> None:
@@ -65,36 +140,33 @@ class Mutator:
         for op in self.operators:
             self._families[op.family].append(op)
         self.family_yield: dict[str, float] = {family: 1.0 for family in (*self._families, *extra_families)}
-        self._contexts: OrderedDict[str, MutationContext] = OrderedDict()
+        self.builder = MutantBuilder(self.operators)  # for mutants built in this process
 
-    def mutate(self, program: Program, rng: random.Random) -> Mutant | None:
-        """One mutant with 1..max_stack stacked operators (fewer is likelier), or None."""
+    def plan(self, rng: random.Random) -> Recipe:
+        """What to try for one mutant: 1..max_stack stacked steps (fewer is likelier), each
+        with MAX_TRIES operators by family yield and usefulness (most decline on some programs)."""
         depth = 1
         while depth < self.max_stack and rng.random() < 0.4:
             depth += 1
-        current, steps = program, []
-        for _ in range(depth):
-            mutant = self.step(current, rng)
-            if mutant is None:
-                break
-            current, steps = mutant.program, steps + list(mutant.steps)
-        return Mutant(current, tuple(steps)) if steps else None
+        plan = tuple(tuple(self.choose(rng).id for _ in range(MAX_TRIES)) for _ in range(depth))
+        return Recipe(plan, rng.getrandbits(32))
 
-    def step(self, program: Program, rng: random.Random) -> Mutant | None:
-        """Apply one operator, trying others when the chosen one declines."""
-        ctx = self.context(program)
-        for _ in range(MAX_TRIES):
-            op = self.choose(rng)
-            self.stats[op.id].tries += 1
-            result = apply(op, ctx, rng)
-            if isinstance(result, Mutant):
-                self.stats[op.id].applied += 1
-                return result
-        return None
+    def built(self, built: Built) -> None:
+        """Count what a recipe's build tried and applied (wherever it was built)."""
+        for op_id in built.tried:
+            self.stats[op_id].tries += 1
+        for step in built.mutant.steps if built.mutant is not None else ():
+            self.stats[step.op].applied += 1
+
+    def mutate(self, program: Program, rng: random.Random) -> Mutant | None:
+        """One mutant, planned and built here, or None."""
+        built = self.builder.build(program, self.plan(rng))
+        self.built(built)
+        return built.mutant
 
     def apply(self, op: type[Operator], program: Program, rng: random.Random) -> Mutant | Declined:
         """Apply a given operator (for `mutate mutate --op` and measurements)."""
-        return apply(op, self.context(program), rng)
+        return self.builder.apply(op, program, rng)
 
     def choose(self, rng: random.Random) -> type[Operator]:
         family = self._pick(sorted(self._families), rng)
@@ -123,14 +195,3 @@ class Mutator:
         paid = float(new_features or finding)
         for family in {family_of(step.op) for step in mutant.steps} & self.family_yield.keys():
             self.family_yield[family] = FAMILY_MEMORY * self.family_yield[family] + (1 - FAMILY_MEMORY) * paid
-
-    def context(self, program: Program) -> MutationContext:
-        key = program.digest
-        if key in self._contexts:
-            self._contexts.move_to_end(key)
-            return self._contexts[key]
-        ctx = MutationContext.of(program)
-        self._contexts[key] = ctx
-        if len(self._contexts) > CONTEXT_CACHE:
-            self._contexts.popitem(last=False)
-        return ctx

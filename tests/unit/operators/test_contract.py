@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from mutator.mutation.context import MutationContext
-from mutator.mutation.mutator import Mutator
+from mutator.mutation.mutator import MutantBuilder, Mutator, Recipe
 from mutator.mutation.operator import FAMILIES, Declined, Mutant, Step, apply
 from mutator.mutation.registry import all_operators
 from mutator.program import load_programs
@@ -110,3 +110,35 @@ def test_recent_yield_shifts_choice_between_families_and_forgets():
     assert barren["B1"] > 5 * barren["E2"] and barren["E2"] > 0  # a barren family is still tried
     recovered = feed(40, paid=True)
     assert recovered["E2"] > 800  # the average forgets: a family that pays again gets its share back
+
+
+def test_a_recipe_rebuilds_the_same_mutant_in_another_builder():
+    """The driver plans, a worker builds: the mutant depends only on the parent and the recipe."""
+    mutator = Mutator(all_operators(), max_stack=3)
+    rng = random.Random(3)
+    for ctx in seed_contexts()[:12]:
+        recipe = mutator.plan(rng)
+        assert Recipe.from_json(recipe.as_json()) == recipe
+        here = MutantBuilder(all_operators()).build(ctx.program, recipe)
+        elsewhere = MutantBuilder(all_operators(), cache=1)
+        elsewhere.build(seed_contexts()[-1].program, mutator.plan(rng))  # another program parsed first
+        there = elsewhere.build(ctx.program, recipe)
+        assert here.mutant is not None and there.mutant is not None
+        assert here.mutant.program.source == there.mutant.program.source
+        assert here.mutant.steps == there.mutant.steps and here.tried == there.tried
+
+
+def test_built_counts_every_operator_tried_and_the_ones_applied():
+    family = [op for op in all_operators() if op.family == "E2"]
+    mutator = Mutator(family, max_stack=1)
+    program = seed_contexts()[0].program
+    nowhere = "X.no_such_operator"  # an id the builder does not know: tried, never applied
+    built = mutator.builder.build(program, Recipe(((nowhere, family[0].id, family[1].id),), seed=1))
+    mutator.built(built)
+    assert built.tried[0] == nowhere
+    assert built.mutant is not None and [s.op for s in built.mutant.steps] == [built.tried[-1]]
+    assert mutator.stats[nowhere].tries == 1 and mutator.stats[nowhere].applied == 0
+    assert sum(u.tries for u in mutator.stats.values()) == len(built.tried)
+    assert mutator.stats[built.tried[-1]].applied == 1
+    empty = mutator.builder.build(program, Recipe(((nowhere,),), seed=1))
+    assert empty.mutant is None and empty.tried == (nowhere,)
