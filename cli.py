@@ -25,7 +25,7 @@ from mutator.corpus import Corpus
 from mutator.findings import FindingStore
 from mutator.fuzzer import LLM_FAMILY, Budget, Fuzzer
 from mutator.observation import RunConfig
-from mutator.pool import PoolError, WorkerPool
+from mutator.exec.pool import PoolError, WorkerPool
 from mutator.mutation.measure import measure
 from mutator.mutation.mutator import Mutator
 from mutator.mutation.operator import Declined

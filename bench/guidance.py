@@ -35,7 +35,7 @@ from mutator.findings import FindingStore  # noqa: E402
 from mutator.fuzzer import Budget, Fuzzer  # noqa: E402
 from mutator.mutation.mutator import Mutator  # noqa: E402
 from mutator.mutation.registry import all_operators  # noqa: E402
-from mutator.pool import WorkerPool  # noqa: E402
+from mutator.exec.pool import WorkerPool  # noqa: E402
 from mutator.program import load_programs  # noqa: E402
 from mutator.schedule import SCHEDULES  # noqa: E402
 

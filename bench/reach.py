@@ -22,7 +22,7 @@ sys.path.insert(0, str(ROOT))
 from mutator.check import Checker  # noqa: E402
 from mutator.mutation.mutator import Mutator  # noqa: E402
 from mutator.mutation.registry import all_operators  # noqa: E402
-from mutator.pool import WorkerPool  # noqa: E402
+from mutator.exec.pool import WorkerPool  # noqa: E402
 from mutator.program import load_programs  # noqa: E402
 
 

@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT))
 
 from mutator.findings import Finding  # noqa: E402
 from mutator import storage  # noqa: E402
-from mutator.pool import WorkerPool  # noqa: E402
+from mutator.exec.pool import WorkerPool  # noqa: E402
 from mutator.program import load_program  # noqa: E402
 from mutator.reduce.reducer import NotReproduced, Reducer, admissible  # noqa: E402
 

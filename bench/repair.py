@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT))
 from mutator.check import Checker  # noqa: E402
 from mutator.mutation.operator import Mutant, Step  # noqa: E402
 from mutator.observation import RunConfig  # noqa: E402
-from mutator.pool import WorkerPool  # noqa: E402
+from mutator.exec.pool import WorkerPool  # noqa: E402
 from mutator.program import Program, ProgramError  # noqa: E402
 from mutator.repair import Repaired, RepairRequest, repair_by_rules  # noqa: E402
 from mutator.values import ExceptionInfo, FrameInfo  # noqa: E402

@@ -39,7 +39,7 @@ def judge_in_process(paths: list[str], *, warm: bool) -> list[float]:
     from mutator.runtime.execute import run_program
 
     if warm:
-        from mutator.worker import warm_up
+        from mutator.exec.worker import warm_up
 
         warm_up()
         import gc
@@ -77,7 +77,7 @@ def fresh_process_per_program(paths: list[str]) -> list[float]:
 def pool_per_program(paths: list[str], workers: int) -> list[float]:
     from mutator.check import Checker
     from mutator.observation import Mode
-    from mutator.pool import WorkerPool
+    from mutator.exec.pool import WorkerPool
     from mutator.program import load_program
 
     with WorkerPool(workers=workers) as pool:
@@ -97,7 +97,7 @@ def confirmation_cost(paths: list[Path]) -> dict[str, float]:
     """Check every program once through a 2-worker pool; count eager runs and their seconds."""
     from mutator.check import Checker
     from mutator.observation import Mode
-    from mutator.pool import WorkerPool
+    from mutator.exec.pool import WorkerPool
     from mutator.program import load_program
 
     programs = [load_program(p) for p in paths]

@@ -25,7 +25,7 @@ def program(source: str, name: str = "prog.py") -> Program:
 def pool():
     """One warm pool for the integration tests (workers take seconds to start)."""
     from mutator.observation import RunConfig
-    from mutator.pool import WorkerPool
+    from mutator.exec.pool import WorkerPool
 
     os.environ["OPENAI_API_KEY"] = SECRET  # must never reach a program
     os.environ["MUTATOR_TEST_TOKEN"] = SECRET

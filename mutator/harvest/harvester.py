@@ -31,7 +31,7 @@ from mutator.features import semantic_features
 from mutator.findings import FindingStore
 from mutator.harvest.extract import (ExtractionError, ExtractionFailed, NotHarvested, extract, is_test_file,
                                      one_line)
-from mutator.pool import PoolError
+from mutator.exec.pool import PoolError
 from mutator.program import Program, ProgramError, discover, parse_source, read_source
 from mutator.verdict import Verdict
 

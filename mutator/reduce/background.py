@@ -22,7 +22,7 @@ from pathlib import Path
 from mutator.check import PriorityRunner
 from mutator.findings import Finding
 from mutator.observation import ExecResult, Mode, RunConfig
-from mutator.pool import URGENT
+from mutator.exec.pool import URGENT
 from mutator.program import Program
 from mutator.reduce.reducer import ReductionStopped
 from mutator.reduce.targets import Outcome, Targets

@@ -25,7 +25,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from mutator import sandbox, syntax
+from mutator import syntax
+from mutator.exec import sandbox
 from mutator.program import Program, ProgramForm
 from mutator.values import MapValue, SeqValue, SetValue, TensorValue
 from mutator.verdict import Verdict

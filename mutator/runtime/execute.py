@@ -1,6 +1,6 @@
 """Run one program in this process, in one mode, and observe it.
 
-`run_program` is what a forked child executes (see `mutator.worker`); warm-up and the
+`run_program` is what a forked child executes (see `mutator.exec.worker`); warm-up and the
 in-process benchmark call it directly. It never raises for anything the program does.
 """
 

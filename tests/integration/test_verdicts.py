@@ -418,7 +418,7 @@ def test_a_restarted_worker_sees_the_same_environment_as_the_others(pool, checke
 def test_an_urgent_run_jumps_the_queue_and_avoid_still_holds(pool):
     """A throttled background reduction submits URGENT: it waits for a free worker, not for
     every check queued before it. Order of completion, not time, is asserted."""
-    from mutator.pool import URGENT
+    from mutator.exec.pool import URGENT
 
     slow = program("""
         import time

@@ -15,7 +15,7 @@ from mutator.fuzzer import Budget, Fuzzer
 from mutator.mutation.mutator import Mutator
 from mutator.mutation.operators.structure import InsertGraphBreak
 from mutator.observation import RunConfig
-from mutator.pool import WorkerPool
+from mutator.exec.pool import WorkerPool
 from mutator.program import Program
 from mutator.schedule import FastSchedule
 from mutator.verdict import Verdict

@@ -17,7 +17,7 @@ from mutator.harvest import extract as extract_module
 from mutator.harvest.extract import ExtractionError, ExtractionFailed, Harvested, extract, is_test_file
 from mutator.harvest.harvester import Harvester, HarvestReport
 from mutator.oracle import Judgement
-from mutator.pool import PoolError
+from mutator.exec.pool import PoolError
 from mutator.program import Program
 from mutator.verdict import Verdict
 

@@ -3,7 +3,7 @@ import io
 import numpy as np
 import pytest
 
-from mutator import sandbox, wire
+from mutator.exec import sandbox, wire
 from mutator.values import SeqValue, TensorValue, structure_digest
 
 from tests.helpers import tensor

@@ -15,7 +15,7 @@ from mutator.issue import report_markdown, summary_row, title
 from mutator.observation import ExecResult, Mode, Outcome as RunOutcome
 from mutator.oracle import Judgement
 from mutator.program import Program
-from mutator.pool import URGENT
+from mutator.exec.pool import URGENT
 from mutator.reduce.background import ThrottledRunner
 from mutator.reduce.canonical import canonical_digest, canonical_form
 from mutator.verdict import Verdict

@@ -1,6 +1,6 @@
 """A warm worker process: imports torch once, warms Dynamo, then forks one child per run.
 
-Started by `WorkerPool` as `python -m mutator.worker`; speaks `mutator.protocol` frames
+Started by `WorkerPool` as `python -m mutator.exec.worker`; speaks `mutator.exec.protocol` frames
 on its stdin/stdout. Every run happens in a forked child in its own process group, with a
 scrubbed environment, a temporary working directory, memory and CPU limits and
 faulthandler; the worker turns however the child ends into an `ExecResult`.
@@ -22,9 +22,9 @@ import time
 import traceback
 from typing import Any
 
-from mutator import sandbox, wire
+from mutator.exec import sandbox, wire
 from mutator.observation import CallRecord, ExecResult, Mode, Observation, Outcome
-from mutator.protocol import Done, Job, Ready, Stop
+from mutator.exec.protocol import Done, Job, Ready, Stop
 from mutator.values import OpaqueValue
 
 MAX_REPORT_BYTES = 256 << 20

@@ -1,4 +1,4 @@
-"""The messages between the parent's pool and its workers (sent with `mutator.wire`)."""
+"""The messages between the parent's pool and its workers (sent with `mutator.exec.wire`)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """`WorkerPool`: warm worker processes that run programs in isolation (DESIGN.md, "Execution").
 
-The parent never imports torch. Each worker is `python -m mutator.worker`; a thread per
+The parent never imports torch. Each worker is `python -m mutator.exec.worker`; a thread per
 worker feeds it jobs from one queue. A worker that dies or wedges is replaced, and the
 job it had becomes an `ExecResult` with outcome LOST: nothing a program does raises here.
 """
@@ -20,10 +20,10 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import IO
 
-from mutator import sandbox, wire
+from mutator.exec import sandbox, wire
 from mutator.observation import ExecResult, Mode, Outcome, RunConfig
 from mutator.program import Program
-from mutator.protocol import Done, Job, Ready, Stop
+from mutator.exec.protocol import Done, Job, Ready, Stop
 
 START_TIMEOUT = 300.0  # importing torch and warming up on a loaded machine
 REPLY_MARGIN = 30.0  # beyond the run's own timeout, before the worker itself is presumed stuck
@@ -217,7 +217,7 @@ class _Worker:
         self.state = "starting"
         self._log = tempfile.TemporaryFile(prefix="mutator-worker-")
         self._proc = subprocess.Popen(
-            [self._pool._python, "-m", "mutator.worker",
+            [self._pool._python, "-m", "mutator.exec.worker",
              *(["--coverage", ",".join(self._pool.coverage)] if self._pool.coverage else [])],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
