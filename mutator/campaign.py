@@ -24,11 +24,14 @@ import struct
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, IO
+from typing import IO, TYPE_CHECKING, Any
 
 from mutator import storage
 from mutator.corpus import CorpusEntry, CoverageMap
 from mutator.program import Program, ProgramError
+
+if TYPE_CHECKING:
+    from mutator.mutation.mutator import Recipe
 
 FORMAT_VERSION = 1
 PLOT_COLUMNS = ("elapsed", "execs", "execs_per_sec", "corpus", "favoured", "arcs", "features", "findings",
@@ -137,12 +140,15 @@ class Campaign:
     def program_path(self, name: str) -> Path:
         return self.queue / f"{name}.py"
 
-    def save_entry(self, entry: CorpusEntry, name: str, *, found_at: float) -> None:
+    def save_entry(self, entry: CorpusEntry, name: str, *, found_at: float, recipe: Recipe | None = None) -> None:
+        """The program, then its sidecar (features, provenance and, for a mutant built from a
+        recipe, the recipe: `mutate mutate PARENT --recipe` builds it again)."""
         storage.write_text(self.program_path(name), entry.program.source)
         storage.write_json(self.queue / f"{name}.json", dict(
             id=entry.id, parent=entry.parent, depth=entry.depth, provenance=entry.provenance,
             seconds=round(entry.seconds, 4), found_at=round(found_at, 2), form=entry.program.form.value,
-            digest=entry.program.digest, features=sorted(entry.features),
+            digest=entry.program.digest, recipe=recipe.as_json() if recipe is not None else None,
+            features=sorted(entry.features),
         ))
 
     def load_entries(self) -> list[CorpusEntry]:

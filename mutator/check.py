@@ -1,9 +1,9 @@
 """Check one program: run it eagerly and compiled, judge, and confirm any bug verdict.
 
-A passing or invalid program costs two runs (eager and compiled, side by side). A bug
-verdict is confirmed before it is believed: eager runs again, compiled runs again (a
-divergence that does not reproduce is UNSTABLE), and, when only float values differ, a
-float64 eager run decides whether the difference is numeric noise.
+A passing or invalid program costs two runs (eager and compiled). A bug verdict is
+confirmed before it is believed: eager runs again (on another worker than the first),
+compiled runs again (a divergence that does not reproduce is UNSTABLE), and, when only
+float values differ, a float64 eager run decides whether the difference is numeric noise.
 
 Where the two eager runs differ only in values that differ between any two runs by
 nature (thread ids, `id()`s, addresses, clocks, in globals or in what is printed), those
@@ -11,18 +11,36 @@ paths are masked for this program: a third eager run must differ from the first 
 else, and then the judgement is made again without them. A program is UNSTABLE only when
 its eager runs differ in outcome, exceptions or calls, or in what a compiled call
 returns or mutates.
+
+The first pass is a `CheckTask` that one worker does whole (`first_pass`): it builds the
+mutant when the task carries a recipe, runs it eagerly and compiled, judges, and for an
+invalid mutant tries the repair rules; the driver only confirms bug verdicts. An
+executor that cannot take tasks (`submit_check`) gets the two runs submitted side by
+side and the same first pass done here. Nothing blocks a thread per check: `submit`
+returns a future completed by callbacks.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import threading
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from mutator.observation import ExecResult, Mode, RunConfig
+from mutator.features import semantic_features
+from mutator.observation import ExecResult, Mode, Observation, Outcome, RunConfig
 from mutator.oracle import Judgement, Oracle
 from mutator.program import Program
 from mutator.verdict import Verdict
+
+if TYPE_CHECKING:
+    from mutator.mutation.mutator import MutantBuilder, Recipe
+    from mutator.mutation.operator import Mutant, Step
+    from mutator.repair.request import RepairRequest, RepairResult
+
+NORMAL = 0  # `priority=` of a run or task: lower runs first
 
 
 class Runner(Protocol):
@@ -30,11 +48,14 @@ class Runner(Protocol):
                avoid: int | None = None) -> Future[ExecResult]: ...
 
 
-class PriorityRunner(Protocol):
-    """A runner with a queue to jump (`WorkerPool`)."""
+class TaskRunner(Protocol):
+    """A runner whose workers also do whole first passes (the executors of `mutator.exec`)."""
 
     def submit(self, program: Program, mode: Mode, config: RunConfig | None = None, *,
                avoid: int | None = None, priority: int = 0) -> Future[ExecResult]: ...
+
+    def submit_check(self, task: CheckTask, config: RunConfig | None = None, *,
+                     priority: int = 0) -> Future[CheckReply]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +63,7 @@ class CheckResult:
     program: Program
     judgement: Judgement
     runs: tuple[ExecResult, ...]  # eager, compiled, then any confirmation runs
+    precomputed: frozenset[int] | None = None  # `features`, where the runs' observations were dropped
 
     @property
     def seconds(self) -> float:
@@ -64,39 +86,217 @@ class CheckResult:
     def compiled(self) -> ExecResult:
         return self.runs[1]
 
+    @property
+    def features(self) -> frozenset[int]:
+        """Everything the compiled run reached: arcs, and the semantic features of what it reported."""
+        if self.precomputed is not None:
+            return self.precomputed
+        return self.compiled.features | semantic_features(self.compiled)
+
+    def slim(self) -> CheckResult:
+        """The same result without what its runs observed (calls, values, stdout): what the fuzz
+        loop needs of a check that is no finding, at a fraction of the size. Kept: outcomes,
+        details, times, the uncaught exceptions and compile statistics, and the features."""
+        runs = tuple(dataclasses.replace(run, observation=_slim(run.observation), features=frozenset(),
+                                         stderr_tail="") for run in self.runs)
+        return CheckResult(self.program, self.judgement, runs, self.features)
+
+
+def _slim(observation: Observation) -> Observation:
+    return Observation(uncaught=observation.uncaught, uncaught_call=observation.uncaught_call,
+                       exit_code=observation.exit_code, compile=observation.compile)
+
+
+@dataclass(frozen=True, slots=True)
+class CheckTask:
+    """One first pass, for a worker to do whole. `program` is the program to check, or, with
+    a `recipe`, the parent to build a mutant of (named `name`). `steps` and `parent` say how
+    a given program was made (a repaired or LLM-written mutant), so that an invalid one gets
+    a repair request. `repair`: try the repair rules on an invalid mutant. `slim`: drop the
+    runs' observations from a result that is no finding."""
+
+    program: Program
+    recipe: Recipe | None = None
+    name: str = ""
+    steps: tuple[Step, ...] = ()
+    parent: Program | None = None
+    repair: bool = False
+    slim: bool = False
+
+    @property
+    def is_mutant(self) -> bool:
+        return self.recipe is not None or bool(self.steps)
+
+
+@dataclass(frozen=True, slots=True)
+class CheckReply:
+    """What came of a task: the result (None when the recipe made no mutant, or the worker was
+    lost), the mutant checked, the operators the recipe tried, and for an invalid mutant its
+    repair request with what the rules made of it (None when they were not asked)."""
+
+    result: CheckResult | None
+    mutant: Mutant | None = None
+    tried: tuple[str, ...] = ()
+    request: RepairRequest | None = None
+    repaired: RepairResult | None = None
+    lost: str = ""  # why the worker could not answer (it died, it stopped answering)
+
+
+def first_pass(task: CheckTask, runs: Callable[[Program], Sequence[ExecResult]], *, oracle: Oracle,
+               builder: MutantBuilder | None = None) -> CheckReply:
+    """Build (from a recipe), run eager and compiled (`runs`), judge and, for an invalid
+    mutant, ask the repair rules: the part of a check that needs no confirmation."""
+    from mutator.mutation.operator import Mutant
+
+    program, mutant, tried = task.program, None, ()
+    parent = task.parent
+    if task.recipe is not None:
+        assert builder is not None, "a recipe needs a builder"
+        built = builder.build(task.program, task.recipe)
+        tried = built.tried
+        if built.mutant is None:
+            return CheckReply(None, tried=tried)
+        made = built.mutant.program
+        program = Program(made.source, made.form, task.name or made.name)
+        mutant, parent = Mutant(program, built.mutant.steps), task.program
+    elif task.steps:
+        mutant = Mutant(program, task.steps)
+    eager, compiled = runs(program)
+    result = CheckResult(program, oracle.judge(eager, compiled, program=program), (eager, compiled))
+    request = repaired = None
+    if result.verdict is Verdict.INVALID and mutant is not None:
+        from mutator.repair import RepairRequest, repair_by_rules
+
+        request = RepairRequest.of(result, mutant, parent)
+        if task.repair and not request.is_repair:
+            repaired = repair_by_rules(request)
+    if task.slim and not result.verdict.is_finding:
+        result = result.slim()
+    return CheckReply(result, mutant, tried, request, repaired)
+
 
 class Checker:
-    def __init__(self, runner: Runner, oracle: Oracle | None = None, *, config: RunConfig | None = None) -> None:
+    def __init__(self, runner: Runner | TaskRunner, oracle: Oracle | None = None, *,
+                 config: RunConfig | None = None) -> None:
         self._runner = runner
         self._oracle = oracle or Oracle()
         self._config = config  # None: the runner's own
+        self._builder: MutantBuilder | None = None  # for recipes where the runner takes no tasks
 
     def check(self, program: Program) -> CheckResult:
-        eager, compiled = self._run(program, Mode.EAGER, Mode.COMPILED)
-        first = self._oracle.judge(eager, compiled, program=program)
-        if not first.verdict.is_finding:
-            return CheckResult(program, first, (eager, compiled))
-        # the second eager run on another worker than the first: values that differ by
-        # worker (the main thread's id, addresses) must show, as they would against compiled
-        modes = [Mode.EAGER, Mode.COMPILED] + ([Mode.REFERENCE] if first.numeric else [])
-        again = self._run(program, *modes, avoid=eager.worker)
-        eager2, compiled2 = again[0], again[1]
-        reference = again[2] if len(again) > 2 else None
-        runs = [eager, compiled, *again]
-        mask, unstable = self._oracle.run_specific(eager, eager2)
-        if not unstable and mask:  # a third eager run shows the mask holds
-            [eager3] = self._run(program, Mode.EAGER)
-            runs.append(eager3)
-            beyond, unstable = self._oracle.run_specific(eager, eager3)
-            if not unstable and not beyond <= mask:
-                unstable = f"run-specific values beyond the first two eager runs' ({sorted(beyond - mask)[0]})"
-        if unstable:
-            return CheckResult(program, Judgement(Verdict.UNSTABLE, unstable), tuple(runs))
-        judgement = self._confirm(program, first, eager, compiled, compiled2, reference, mask)
-        return CheckResult(program, judgement, tuple(runs))
+        reply = self.submit(CheckTask(program)).result()
+        assert reply.result is not None
+        return reply.result
 
-    def _confirm(self, program: Program, first: Judgement, eager: ExecResult, compiled: ExecResult,
-                 compiled2: ExecResult, reference: ExecResult | None, mask: frozenset[str]) -> Judgement:
+    def submit(self, task: CheckTask, *, priority: int = NORMAL) -> Future[CheckReply]:
+        """Start one check; the future's reply carries a confirmed result."""
+        done: Future[CheckReply] = Future()
+        submit_check = getattr(self._runner, "submit_check", None)
+        if submit_check is not None:
+            first = submit_check(task, self._config, priority=priority)
+            first.add_done_callback(_guarded(done, lambda f: self._first_done(task, f.result(), done)))
+        else:
+            self._first_here(task, done)
+        return done
+
+    def _first_here(self, task: CheckTask, done: Future[CheckReply]) -> None:
+        """The first pass in this process, its two runs side by side in the runner."""
+        program = task.program
+        if task.recipe is not None:  # built here, once, before the runs
+            built = self.builder().build(task.program, task.recipe)
+            if built.mutant is None:
+                done.set_result(CheckReply(None, tried=built.tried))
+                return
+            made = built.mutant.program
+            program = Program(made.source, made.form, task.name or made.name)
+            steps, tried = built.mutant.steps, built.tried
+            task = dataclasses.replace(task, program=program, recipe=None, steps=steps, parent=task.program)
+        else:
+            tried = ()
+        futures = [self._runner.submit(program, mode, self._config) for mode in (Mode.EAGER, Mode.COMPILED)]
+
+        def judged(runs: list[ExecResult]) -> None:
+            reply = first_pass(task, lambda _: runs, oracle=self._oracle)
+            self._first_done(task, dataclasses.replace(reply, tried=tried), done)
+
+        _when_all(futures, done, judged)
+
+    def _first_done(self, task: CheckTask, reply: CheckReply, done: Future[CheckReply]) -> None:
+        if reply.lost:
+            reply = self._lost(task, reply.lost)
+        if reply.result is None or not reply.result.verdict.is_finding:
+            done.set_result(reply)
+            return
+        self._confirm(reply, done)
+
+    def _lost(self, task: CheckTask, detail: str) -> CheckReply:
+        """The worker died under the task: the program (rebuilt from its recipe, which makes it
+        again) with both runs lost, for the caller to keep in `lost/`."""
+        from mutator.mutation.operator import Mutant
+
+        program, mutant, tried = task.program, None, ()
+        if task.recipe is not None:
+            built = self.builder().build(task.program, task.recipe)
+            tried = built.tried
+            if built.mutant is not None:
+                made = built.mutant.program
+                program = Program(made.source, made.form, task.name or made.name)
+                mutant = Mutant(program, built.mutant.steps)
+        elif task.steps:
+            mutant = Mutant(program, task.steps)
+        eager, compiled = (ExecResult(program=program.name, mode=mode, outcome=Outcome.LOST, detail=detail)
+                           for mode in (Mode.EAGER, Mode.COMPILED))
+        result = CheckResult(program, self._oracle.judge(eager, compiled, program=program), (eager, compiled))
+        return CheckReply(result, mutant, tried)
+
+    def builder(self) -> MutantBuilder:
+        if self._builder is None:
+            from mutator.mutation.mutator import MutantBuilder
+            from mutator.mutation.registry import all_operators
+
+            self._builder = MutantBuilder(all_operators())
+        return self._builder
+
+    # -- confirmation ------------------------------------------------------------------------
+    def _confirm(self, reply: CheckReply, done: Future[CheckReply]) -> None:
+        """Run eager (on another worker) and compiled again, and a float64 reference when the
+        difference is numeric; then the mask of run-specific values, maybe a third eager run."""
+        first = reply.result
+        assert first is not None
+        program, eager, compiled = first.program, first.eager, first.compiled
+        modes = [Mode.EAGER, Mode.COMPILED] + ([Mode.REFERENCE] if first.judgement.numeric else [])
+        futures = [self._runner.submit(program, mode, self._config, avoid=eager.worker if i == 0 else None)
+                   for i, mode in enumerate(modes)]
+
+        def again(runs: list[ExecResult]) -> None:
+            eager2, compiled2 = runs[0], runs[1]
+            reference = runs[2] if len(runs) > 2 else None
+            mask, unstable = self._oracle.run_specific(eager, eager2)
+            if unstable or not mask:
+                finish([eager, compiled, *runs], mask, unstable, compiled2, reference)
+                return
+            third = self._runner.submit(program, Mode.EAGER, self._config)  # a third run shows the mask holds
+
+            def masked(runs3: list[ExecResult]) -> None:
+                beyond, unstable3 = self._oracle.run_specific(eager, runs3[0])
+                if not unstable3 and not beyond <= mask:
+                    unstable3 = f"run-specific values beyond the first two eager runs' ({sorted(beyond - mask)[0]})"
+                finish([eager, compiled, *runs, *runs3], mask, unstable3, compiled2, reference)
+
+            _when_all([third], done, masked)
+
+        def finish(runs: list[ExecResult], mask: frozenset[str], unstable: str, compiled2: ExecResult,
+                   reference: ExecResult | None) -> None:
+            if unstable:
+                judgement = Judgement(Verdict.UNSTABLE, unstable)
+            else:
+                judgement = self._judge_again(program, first.judgement, eager, compiled, compiled2, reference, mask)
+            done.set_result(dataclasses.replace(reply, result=CheckResult(program, judgement, tuple(runs))))
+
+        _when_all(futures, done, again)
+
+    def _judge_again(self, program: Program, first: Judgement, eager: ExecResult, compiled: ExecResult,
+                     compiled2: ExecResult, reference: ExecResult | None, mask: frozenset[str]) -> Judgement:
         if reference is not None or mask:
             first = self._oracle.judge(eager, compiled, reference, mask=mask, program=program)
             if first.verdict is Verdict.PASS:
@@ -110,8 +310,33 @@ class Checker:
                              masked=first.masked)
         return first
 
-    def _run(self, program: Program, *modes: Mode, avoid: int | None = None) -> list[ExecResult]:
-        """Run `modes` side by side; the first (eager) one not on worker `avoid`, if given."""
-        futures = [self._runner.submit(program, mode, self._config, avoid=avoid if i == 0 else None)
-                   for i, mode in enumerate(modes)]
-        return [f.result() for f in futures]
+
+def _guarded(done: Future[Any], callback: Callable[[Future[Any]], None]) -> Callable[[Future[Any]], None]:
+    """A done-callback whose failure (a bug of ours, an exception the executor raised) ends
+    `done` with that exception instead of vanishing into a log."""
+    def call(future: Future[Any]) -> None:
+        try:
+            callback(future)
+        except BaseException as exc:  # noqa: BLE001 - handed to whoever waits on `done`
+            if not done.done():
+                done.set_exception(exc)
+
+    return call
+
+
+def _when_all(futures: list[Future[ExecResult]], done: Future[Any],
+              then: Callable[[list[ExecResult]], None]) -> None:
+    """Call `then` with every future's result once all are done (in the thread that finishes
+    the last); an exception in any of them, or in `then`, ends `done` with it."""
+    remaining = [len(futures)]
+    lock = threading.Lock()
+
+    def one(_: Future[ExecResult]) -> None:
+        with lock:
+            remaining[0] -= 1
+            last = remaining[0] == 0
+        if last:
+            then([f.result() for f in futures])
+
+    for future in futures:
+        future.add_done_callback(_guarded(done, one))

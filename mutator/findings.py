@@ -13,13 +13,16 @@ import re
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mutator import storage
 from mutator.check import CheckResult
 from mutator.mutation.operator import REPAIR_PREFIX, family_of
 from mutator.observation import Outcome
 from mutator.verdict import Verdict
+
+if TYPE_CHECKING:
+    from mutator.mutation.mutator import Recipe
 
 MAX_STORED_HITS = 1000  # provenance kept per finding; the count goes on beyond
 MAX_VARIANTS = 16  # programs kept per finding, one per distinct trigger
@@ -168,8 +171,10 @@ class FindingStore:
             target.parent.mkdir(parents=True, exist_ok=True)
             source.rename(target)  # atomic: the whole directory is in one place or the other
 
-    def record(self, result: CheckResult, *, provenance: str, parent: int | None, elapsed: float) -> tuple[Finding, bool]:
-        """File one hit; returns the finding and whether it is new."""
+    def record(self, result: CheckResult, *, provenance: str, parent: int | None, elapsed: float,
+               recipe: Recipe | None = None) -> tuple[Finding, bool]:
+        """File one hit; returns the finding and whether it is new. `recipe`: how the hit was
+        built from its parent, kept with its provenance."""
         signature = Signature.of(result)
         signature = self.aliases.get(signature, signature)
         program = result.program
@@ -193,7 +198,8 @@ class FindingStore:
         storage.write_text(directory / "README.md", self.readme(finding))
         if len(finding.history) < MAX_STORED_HITS:
             finding.history.append(dict(at=round(elapsed, 2), provenance=provenance, parent=parent, size=size,
-                                        digest=program.digest, wall=round(time.time(), 1)))
+                                        digest=program.digest, wall=round(time.time(), 1),
+                                        **({"recipe": recipe.as_json()} if recipe is not None else {})))
         storage.write_json(directory / "finding.json", finding.as_json())
         self.findings[signature] = finding
         return finding, is_new

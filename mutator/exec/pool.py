@@ -1,8 +1,10 @@
-"""`WorkerPool`: warm worker processes that run programs in isolation (DESIGN.md, "Execution").
+"""`WorkerPool`: warm worker processes on this machine that run programs in isolation
+(DESIGN.md, "Execution"), the local executor.
 
 The parent never imports torch. Each worker is `python -m mutator.exec.worker`; a thread per
-worker feeds it jobs from one queue. A worker that dies or wedges is replaced, and the
-job it had becomes an `ExecResult` with outcome LOST: nothing a program does raises here.
+worker feeds it runs and check tasks from one queue. A worker that dies or wedges is
+replaced, and the run it had becomes an `ExecResult` with outcome LOST (a check task, a
+`CheckReply` saying it was lost): nothing a program does raises here.
 """
 
 from __future__ import annotations
@@ -20,10 +22,11 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import IO
 
+from mutator.check import NORMAL, CheckReply, CheckTask
 from mutator.exec import sandbox, wire
+from mutator.exec.protocol import CheckJob, Done, Job, Ready, Stop
 from mutator.observation import ExecResult, Mode, Outcome, RunConfig
 from mutator.program import Program
-from mutator.exec.protocol import Done, Job, Ready, Stop
 
 START_TIMEOUT = 300.0  # importing torch and warming up on a loaded machine
 REPLY_MARGIN = 30.0  # beyond the run's own timeout, before the worker itself is presumed stuck
@@ -35,13 +38,12 @@ class PoolError(RuntimeError):
 
 @dataclass
 class _Pending:
-    job: Job
-    future: Future[ExecResult]
+    job: Job | CheckJob
+    future: Future[ExecResult] | Future[CheckReply]
     avoid: int | None = None  # a worker's pid that should not take this job
 
 
 URGENT = -1  # `submit(priority=)`: ahead of every ordinary run (a throttled background reduction)
-NORMAL = 0
 _STOP = sys.maxsize  # the workers' stop marker: behind every queued run
 
 
@@ -90,6 +92,16 @@ class WorkerPool:
         self._queue.put((priority, job.job_id, _Pending(job, future, avoid if self.size > 1 else None)))
         return future
 
+    def submit_check(self, task: CheckTask, config: RunConfig | None = None, *,
+                     priority: int = NORMAL) -> Future[CheckReply]:
+        """Queue one check task (`mutator.check.first_pass`), done whole by one worker."""
+        if self._closed:
+            raise PoolError("the pool is closed")
+        future: Future[CheckReply] = Future()
+        job = CheckJob(next(self._ids), task, config or self.config)
+        self._queue.put((priority, job.job_id, _Pending(job, future)))
+        return future
+
     def run(self, program: Program, mode: Mode, config: RunConfig | None = None) -> ExecResult:
         return self.submit(program, mode, config).result()
 
@@ -136,6 +148,13 @@ class WorkerPool:
         finally:
             self._settled.release()
         while True:
+            if handle.state == "restarting" and not self._closed:
+                # the replacement of a worker that died warms up before it takes a job, so that
+                # no run waits for a warm-up while another worker is free
+                try:
+                    handle.start()
+                except PoolError:
+                    pass  # tried again by the next job, whose caller gets the error
             pending = self._next_for(handle)
             if pending is None:
                 return
@@ -145,7 +164,6 @@ class WorkerPool:
                 pending.future.set_result(handle.execute(pending.job))
             except BaseException as exc:  # a bug of ours or no worker at all: surface it to the caller
                 pending.future.set_exception(exc)
-
 
     def _next_for(self, handle: _Worker) -> _Pending | None:
         """The first queued run `handle` may take (None: stop). A run that avoids it goes back
@@ -191,7 +209,7 @@ class _Worker:
     def pid(self) -> int | None:
         return self._proc.pid if self._proc is not None else None
 
-    def execute(self, job: Job) -> ExecResult:
+    def execute(self, job: Job | CheckJob) -> ExecResult | CheckReply:
         if self._proc is None:
             self._start()
         assert self._proc is not None and self._proc.stdin is not None and self._proc.stdout is not None
@@ -199,12 +217,14 @@ class _Worker:
         started = time.monotonic()
         try:
             wire.send(self._proc.stdin, job)
-            reply = self._receive(job.config.timeout + REPLY_MARGIN)
+            reply = self._receive(job.deadline + REPLY_MARGIN)
         except (wire.WireError, OSError, TimeoutError) as exc:
             detail = self._failure(exc)
             self._kill()
             with self._pool._lock:
                 self._pool.restarts += 1
+            if isinstance(job, CheckJob):
+                return CheckReply(None, lost=detail)
             return ExecResult(program=job.program.name, mode=job.mode, outcome=Outcome.LOST,
                               seconds=round(time.monotonic() - started, 4), detail=detail)
         self.state = "idle"

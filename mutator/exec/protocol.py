@@ -1,19 +1,48 @@
-"""The messages between the parent's pool and its workers (sent with `mutator.exec.wire`)."""
+"""The messages between an executor and its workers (sent with `mutator.exec.wire`, or as
+a Ray actor's arguments and return values)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from mutator.check import CheckReply, CheckTask
 from mutator.observation import ExecResult, Mode, RunConfig
 from mutator.program import Program
 
 
 @dataclass(frozen=True, slots=True)
 class Job:
+    """One run of one program in one mode."""
+
     job_id: int
     program: Program
     mode: Mode
     config: RunConfig
+
+    @property
+    def deadline(self) -> float:
+        """Seconds the worker may take to answer, beyond which it is presumed stuck (besides a margin)."""
+        return self.config.timeout
+
+
+@dataclass(frozen=True, slots=True)
+class CheckJob:
+    """One first pass (`mutator.check.first_pass`): build, two runs, judge, repair rules."""
+
+    job_id: int
+    task: CheckTask
+    config: RunConfig
+
+    @property
+    def deadline(self) -> float:
+        return 2 * self.config.timeout + BUILD_SECONDS
+
+    @property
+    def program(self) -> Program:
+        return self.task.program
+
+
+BUILD_SECONDS = 60.0  # building a mutant and judging, beyond the two runs' timeouts
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,7 +57,7 @@ class Ready:
 @dataclass(frozen=True, slots=True)
 class Done:
     job_id: int
-    result: ExecResult
+    result: ExecResult | CheckReply
 
 
 @dataclass(frozen=True, slots=True)

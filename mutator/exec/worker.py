@@ -1,9 +1,12 @@
 """A warm worker process: imports torch once, warms Dynamo, then forks one child per run.
 
-Started by `WorkerPool` as `python -m mutator.exec.worker`; speaks `mutator.exec.protocol` frames
-on its stdin/stdout. Every run happens in a forked child in its own process group, with a
-scrubbed environment, a temporary working directory, memory and CPU limits and
-faulthandler; the worker turns however the child ends into an `ExecResult`.
+Started by `WorkerPool` as `python -m mutator.exec.worker` (it speaks `mutator.exec.protocol`
+frames on its stdin/stdout), or inside a Ray actor (`mutator.exec.ray`): either way
+`answer` does the work. Every run happens in a forked child in its own process group, with
+a scrubbed environment, a temporary working directory, memory and CPU limits and
+faulthandler; the worker turns however the child ends into an `ExecResult`. A check task
+is done whole here (`mutator.check.first_pass`): the mutant is built in this process,
+whose parsed programs stay cached from task to task, and its two runs are children.
 """
 
 from __future__ import annotations
@@ -24,7 +27,8 @@ from typing import Any
 
 from mutator.exec import sandbox, wire
 from mutator.observation import CallRecord, ExecResult, Mode, Observation, Outcome
-from mutator.exec.protocol import Done, Job, Ready, Stop
+from mutator.check import CheckReply, first_pass
+from mutator.exec.protocol import CheckJob, Done, Job, Ready, Stop
 from mutator.values import OpaqueValue
 
 MAX_REPORT_BYTES = 256 << 20
@@ -35,6 +39,9 @@ _ALLOCATION_FAILURE = ("can't allocate memory", "not enough memory", "DefaultCPU
 
 
 _tracer = None  # an ArcTracer when the pool asked for coverage (built once, in warm_up)
+_builder = None  # the MutantBuilder of check tasks (built once, in warm_up)
+_oracle = None
+WORKER_CONTEXTS = 64  # parsed programs a worker keeps for the mutants it builds
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -55,7 +62,20 @@ def main(argv: list[str] | None = None) -> None:
             return  # the parent is gone
         if isinstance(message, Stop):
             return
-        wire.send(proto_out, Done(message.job_id, run_isolated(message, private_fds)))
+        wire.send(proto_out, Done(message.job_id, answer(message, private_fds)))
+
+
+def answer(message: Job | CheckJob, private_fds: tuple[int, ...] = ()) -> ExecResult | CheckReply:
+    """The result of one run, or the reply to one check task; never raises for a program."""
+    if isinstance(message, Job):
+        return run_isolated(message, private_fds)
+    assert _builder is not None and _oracle is not None, "warm_up() first"
+    job_id, config = message.job_id, message.config
+
+    def runs(program):  # type: ignore[no-untyped-def]
+        return [run_isolated(Job(job_id, program, mode, config), private_fds) for mode in (Mode.EAGER, Mode.COMPILED)]
+
+    return first_pass(message.task, runs, oracle=_oracle, builder=_builder)
 
 
 def warm_up(coverage_includes: tuple[str, ...] = ()) -> Ready:
@@ -64,7 +84,7 @@ def warm_up(coverage_includes: tuple[str, ...] = ()) -> Ready:
     With `coverage_includes` (paths under site-packages, like "torch/_dynamo"), also build
     the arc tracer and record the arcs the warm-up programs cover as its baseline.
     """
-    global _tracer
+    global _tracer, _builder, _oracle
     started = time.perf_counter()
     import torch
 
@@ -96,6 +116,11 @@ def warm_up(coverage_includes: tuple[str, ...] = ()) -> Ready:
             baseline |= _tracer.stop()
             torch._dynamo.reset()
         _tracer.set_baseline(baseline)
+    from mutator.mutation.mutator import MutantBuilder
+    from mutator.mutation.registry import all_operators
+    from mutator.oracle import Oracle
+
+    _builder, _oracle = MutantBuilder(all_operators(), cache=WORKER_CONTEXTS), Oracle()
     dynamo_utils.counters.clear()
     dynamo_utils.clear_compilation_metrics()
     remember_library_objects()  # after warm-up: the objects torch made while warming are its own
@@ -107,6 +132,10 @@ def warm_up(coverage_includes: tuple[str, ...] = ()) -> Ready:
 def run_isolated(job: Job, private_fds: tuple[int, ...] = ()) -> ExecResult:
     """Run `job` in a forked child and describe how it ended; never raises for the program."""
     _reap_exiting()
+    # What this process made since warm-up (the parsed programs of the mutants it built) joins
+    # the frozen heap, so that the child's collections do not walk, and copy, its pages.
+    gc.collect()
+    gc.freeze()
     scratch = tempfile.mkdtemp(prefix="mutator-run-")
     read_end, write_end = os.pipe()
     started = time.monotonic()

@@ -127,6 +127,11 @@ class MutantBuilder:
 
 
 class Mutator:
+    # Its mutants are built where they run, from recipes (the workers know every registered
+    # operator). A mutator that makes mutants its own way (a test's) says False: the fuzz loop
+    # then calls `mutate` and sends the mutant itself.
+    remote = True
+
     def __init__(self, operators: Sequence[type[Operator]], *, max_stack: int = 3,
                  extra_families: Sequence[str] = ()) -> None:
         """`extra_families`: families without operators here, whose mutants come from

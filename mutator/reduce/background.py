@@ -19,7 +19,7 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from pathlib import Path
 
-from mutator.check import PriorityRunner
+from mutator.check import CheckReply, CheckTask, TaskRunner
 from mutator.findings import Finding
 from mutator.observation import ExecResult, Mode, RunConfig
 from mutator.exec.pool import URGENT
@@ -34,7 +34,7 @@ class ThrottledRunner:
     """A runner that submits to `runner` only while its runs have used at most `max_share`
     of `workers` workers' time since it was made."""
 
-    def __init__(self, runner: PriorityRunner, *, workers: int, max_share: float, stop: threading.Event,
+    def __init__(self, runner: TaskRunner, *, workers: int, max_share: float, stop: threading.Event,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self._runner = runner
         self._capacity = max(1, workers) * max_share
@@ -59,21 +59,36 @@ class ThrottledRunner:
 
     def submit(self, program: Program, mode: Mode, config: RunConfig | None = None, *,
                avoid: int | None = None) -> Future[ExecResult]:
-        while self.over_budget() and not self._stop.is_set():
-            time.sleep(0.05)
+        self._wait_for_budget()
         # ahead of the loop's checks: the share is bounded here, so jumping the queue costs the
         # loop no more than that share, and the reduction is not bound by the queue's latency
         future = self._runner.submit(program, mode, config, avoid=avoid, priority=URGENT)
         future.add_done_callback(self._account)
         return future
 
-    def _account(self, future: Future[ExecResult]) -> None:
-        if not future.cancelled() and future.exception() is None:
-            self.charge(future.result().seconds)
+    def submit_check(self, task: CheckTask, config: RunConfig | None = None, *,
+                     priority: int = URGENT) -> Future[CheckReply]:
+        self._wait_for_budget()
+        future = self._runner.submit_check(task, config, priority=URGENT)
+        future.add_done_callback(self._account)
+        return future
+
+    def _wait_for_budget(self) -> None:
+        while self.over_budget() and not self._stop.is_set():
+            time.sleep(0.05)
+
+    def _account(self, future: Future[ExecResult] | Future[CheckReply]) -> None:
+        if future.cancelled() or future.exception() is not None:
+            return
+        done = future.result()
+        if isinstance(done, CheckReply):
+            self.charge(done.result.seconds if done.result is not None else 0.0)
+        else:
+            self.charge(done.seconds)
 
 
 class BackgroundReduction:
-    def __init__(self, runner: PriorityRunner, root: Path, *, workers: int, config: RunConfig, torch_version: str,
+    def __init__(self, runner: TaskRunner, root: Path, *, workers: int, config: RunConfig, torch_version: str,
                  max_share: float = DEFAULT_SHARE, time_limit: float | None = 600.0) -> None:
         self._root = root
         self._stop = threading.Event()

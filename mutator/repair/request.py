@@ -6,13 +6,15 @@ import ast
 import difflib
 from collections import Counter
 from dataclasses import dataclass
-from typing import Union
+from typing import TYPE_CHECKING, Union
 
 from mutator import syntax
-from mutator.check import CheckResult
 from mutator.mutation.operator import REPAIR_PREFIX, Mutant, Step
 from mutator.program import Program, ProgramError
 from mutator.values import ExceptionInfo, FrameInfo
+
+if TYPE_CHECKING:
+    from mutator.check import CheckResult
 
 
 @dataclass(frozen=True, slots=True)

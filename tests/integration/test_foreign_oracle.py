@@ -33,6 +33,7 @@ def test_run_specific_globals_are_masked_after_a_third_eager_run_and_listed(chec
         opt = torch.compile(work, backend="eager")
         def body():
             seen.append(threading.get_ident())
+            seen.append(id(object()))  # differs between any two runs: the heap is shifted in each
             seen.append(opt(torch.ones(3)))
         t = threading.Thread(target=body)
         t.start(); t.join()

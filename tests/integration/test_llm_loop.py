@@ -54,6 +54,8 @@ class Breaking(Mutator):
     repairs (a module used without its import) and in one only the LLM can (an integer
     division by zero the operator inserted)."""
 
+    remote = False  # its mutants are made here: the workers know only the registered operators
+
     def __init__(self) -> None:
         super().__init__(all_operators())
         self._turn = 0

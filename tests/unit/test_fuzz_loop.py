@@ -1,0 +1,132 @@
+"""The fuzz loop against a scripted checker: the driver plans, the "worker" builds and judges.
+No processes, no torch."""
+
+from __future__ import annotations
+
+import json
+import random
+from concurrent.futures import Future
+from dataclasses import replace
+from pathlib import Path
+
+from mutator.campaign import Campaign, CampaignConfig
+from mutator.check import CheckReply, CheckResult, CheckTask, first_pass
+from mutator.corpus import Corpus, CoverageMap
+from mutator.findings import FindingStore
+from mutator.fuzzer import Budget, Fuzzer
+from mutator.mutation.mutator import MutantBuilder, Mutator, Recipe
+from mutator.mutation.registry import all_operators
+from mutator.observation import Outcome
+from mutator.oracle import Oracle
+from mutator.program import Program
+from mutator.schedule import UniformSchedule
+
+from tests.helpers import call, compiled_run, exc, run, tensor
+
+SEED = Program.from_source(
+    "import torch\n\n\ndef fn(x):\n    y = x + 1\n    return y.sin()\n\n\ndef inputs():\n    return (torch.ones(2),)\n",
+    "seed.py")
+
+
+class ScriptedChecker:
+    """Builds recipes like a worker; each check passes with features of its own (so mutants
+    are kept), except the programs `invalid` says fail eagerly; `lose` loses the nth task."""
+
+    def __init__(self, *, invalid=lambda program: False, lose: int | None = None) -> None:
+        self.builder = MutantBuilder(all_operators())
+        self.invalid = invalid
+        self.lose = lose
+        self.tasks: list[CheckTask] = []
+
+    def submit(self, task: CheckTask) -> Future[CheckReply]:
+        self.tasks.append(task)
+        n = len(self.tasks)
+        future: Future[CheckReply] = Future()
+        if n == self.lose:
+            built = self.builder.build(task.program, task.recipe).mutant
+            program = replace(built.program, name=task.name)
+            lost = (replace(run(outcome=Outcome.LOST), detail="the worker died"),) * 2
+            result = CheckResult(program, Oracle().judge(*lost, program=program), lost)
+            future.set_result(CheckReply(result, built, ()))
+            return future
+
+        def runs(program: Program):
+            if self.invalid(program):
+                error = exc("NameError", "name 'math' is not defined", line=5)
+                return [run(outcome=Outcome.RAISED, calls=[call(exception=error)], uncaught=error, uncaught_call=0),
+                        compiled_run(outcome=Outcome.RAISED, calls=[call(exception=error)], uncaught=error,
+                                     uncaught_call=0)]
+            return [run(calls=[call(result=tensor([1.0]))]),
+                    replace(compiled_run(calls=[call(result=tensor([1.0]))]), features=frozenset({n}))]
+
+        future.set_result(first_pass(task, runs, oracle=Oracle(), builder=self.builder))
+        return future
+
+
+def loop(tmp_path: Path, checker: ScriptedChecker, mutator: Mutator | None = None) -> Fuzzer:
+    campaign = Campaign.create(tmp_path / "c", CampaignConfig(corpus=("seeds",)))
+    return Fuzzer(corpus=Corpus(), coverage=CoverageMap(), mutator=mutator or Mutator(all_operators()),
+                  schedule=UniformSchedule(), checker=checker, store=FindingStore(campaign.root),  # type: ignore[arg-type]
+                  campaign=campaign, rng=random.Random(0), inflight=3)
+
+
+def test_the_driver_sends_recipes_and_counts_what_the_worker_tried(tmp_path: Path):
+    checker = ScriptedChecker()
+    fuzzer = loop(tmp_path, checker)
+    fuzzer.seed([SEED])
+    fuzzer.run(Budget(max_execs=12))
+    recipes = [t for t in checker.tasks if t.recipe is not None]
+    assert len(recipes) >= 12 and all(t.program.source for t in recipes)
+    stats = fuzzer.mutator.stats
+    assert sum(u.tries for u in stats.values()) >= sum(u.applied for u in stats.values()) >= 12
+    kept = sorted((fuzzer.campaign.root / "queue").glob("id:*,src:*.json"))
+    assert kept, "mutants with new features are kept"
+    sidecar = json.loads(kept[0].read_text())
+    parent = next(e for e in fuzzer.corpus.entries if e.id == sidecar["parent"])
+    rebuilt = MutantBuilder(all_operators()).build(parent.program, Recipe.from_json(sidecar["recipe"])).mutant
+    assert rebuilt.program.source == kept[0].with_suffix(".py").read_text()  # reproducible from the sidecar
+    fuzzer.campaign.close()
+
+
+def test_an_invalid_mutant_is_logged_and_its_rule_repair_from_the_worker_is_checked_next(tmp_path: Path):
+    class Breaking(Mutator):
+        remote = False  # a fixed mutant, made here
+
+        def mutate(self, program, rng):
+            from mutator.mutation.operator import Mutant, Step
+
+            broken = Program.from_source(program.source.replace("x + 1", "x + math.pi"), program.name)
+            return Mutant(broken, (Step("E2.fake", "fn:5"),))
+
+    checker = ScriptedChecker(invalid=lambda program: "math.pi" in program.source and "import math" not in
+                              program.source)
+    fuzzer = loop(tmp_path, checker, Breaking(all_operators()))
+    fuzzer.seed([SEED])
+    fuzzer.run(Budget(max_execs=4))
+    repaired = [t for t in checker.tasks if any(s.op.startswith("repair:") for s in t.steps)]
+    assert repaired and "import math" in repaired[0].program.source
+    assert fuzzer.stats.origins["rule.define_name"]["made"] >= 1
+    assert fuzzer.campaign.load_invalid()[0]["type"] == "NameError"
+    fuzzer.campaign.close()
+
+
+def test_a_lost_task_keeps_its_program_in_lost(tmp_path: Path):
+    fuzzer = loop(tmp_path, ScriptedChecker(lose=3))
+    fuzzer.seed([SEED])
+    fuzzer.run(Budget(max_execs=4))
+    assert fuzzer.stats.lost == 1
+    [lost] = (fuzzer.campaign.root / "lost").glob("*.py")
+    assert lost.read_text() != SEED.source and "def fn" in lost.read_text()
+    fuzzer.campaign.close()
+
+
+def test_recipes_that_make_nothing_end_the_loop_instead_of_spinning(tmp_path: Path):
+    class Nothing(Mutator):
+        def plan(self, rng):
+            return Recipe((("X.no_such_operator",),), 0)
+
+    fuzzer = loop(tmp_path, ScriptedChecker(), Nothing(all_operators()))
+    fuzzer.seed([SEED])
+    fuzzer.run(Budget(max_execs=5))
+    assert fuzzer.session_execs == 1 and fuzzer.mutator.stats["X.no_such_operator"].tries >= 200
+    fuzzer.campaign.close()
