@@ -31,7 +31,7 @@ from mutator.mutation.mutator import Mutator
 from mutator.mutation.operator import Declined
 from mutator.mutation.registry import all_operators, by_id
 from mutator.program import ProgramError, load_program, load_programs
-from mutator.report import check_to_json, verdict_style
+from mutator.check_json import check_to_json, verdict_style
 from mutator.schedule import SCHEDULES
 from mutator.storage import StorageError
 from mutator.ui import LiveScreen, StatusLines, finding_lines, origin_lines, status_line

@@ -1,4 +1,5 @@
-"""Machine-readable and human-readable renderings of check results.
+"""Check results as JSON (`check_to_json`, what `mutate run --json` prints) and the colour
+of a verdict in `mutate run`'s table (`verdict_style`).
 
 Field names in `check_to_json` are a stable interface (DESIGN.md, "Names and
 machine-readable output"): add fields, never rename them.
