@@ -691,8 +691,9 @@ def _print_reduction(outcome) -> None:  # type: ignore[no-untyped-def]
 def report(campaign_dir: Path, out: Path | None, no_ablation: bool, backend: str, timeout: float, memory_mb: int,
            jobs: int | None, as_json: bool) -> None:
     """Issue-ready reports of a campaign's distinct findings: a table, and report.md per finding."""
-    from mutator import issue, storage
+    from mutator import storage
     from mutator.reduce import ablation
+    from mutator.report import collect_versions, report_markdown, summary_row
 
     if not (campaign_dir / "findings").is_dir():
         click.echo(f"error: {campaign_dir}: no findings/ directory; give a campaign directory", err=True)
@@ -719,17 +720,17 @@ def report(campaign_dir: Path, out: Path | None, no_ablation: bool, backend: str
         except PoolError as exc:
             click.echo(f"error: {exc}", err=True)
             sys.exit(EXIT_USAGE)
-    versions = issue.collect_versions()
+    versions = collect_versions()
     rows = []
     for finding in findings:
         directory = campaign_dir / finding.directory
         repro = directory / "repro.py"
-        text = issue.report_markdown(finding, repro_source=repro.read_text() if repro.exists() else None,
-                                     versions=versions)
+        text = report_markdown(finding, repro_source=repro.read_text() if repro.exists() else None,
+                               versions=versions)
         storage.write_text(directory / "report.md", text)
         if out is not None:
             storage.write_text(out / f"{Path(finding.directory).name}.md", text)
-        rows.append(dict(issue.summary_row(finding), report=str(directory / "report.md")))
+        rows.append(dict(summary_row(finding), report=str(directory / "report.md")))
     if as_json:
         click.echo(json.dumps(rows, indent=2))
         return

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from mutator.check import CheckResult
 from mutator.findings import FindingStore
-from mutator.issue import report_markdown, summary_row, title
+from mutator.report import report_markdown, summary_row, title
 from mutator.observation import ExecResult, Mode, Outcome as RunOutcome
 from mutator.oracle import Judgement
 from mutator.program import Program

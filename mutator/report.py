@@ -1,4 +1,5 @@
-"""Issue-ready reports: one `report.md` per finding, in the shape of PyTorch's pt2 bug template.
+"""What `mutate report` writes: one issue-ready `report.md` per finding, in the shape of
+PyTorch's pt2 bug template, and the row of its summary table.
 
 A title in PyTorch's style, what differs in one paragraph, the reproducer, the output it
 printed on this machine (observed) next to what eager gives (expected), the ablation,
