@@ -1,0 +1,256 @@
+"""`mutate fuzz`: the campaign. Wires the corpus, the Mutator, the schedule, the pool,
+the checker and the finding store into a Fuzzer, with repair, the LLM and background
+reduction beside the loop, and the live screen or status lines."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import random
+import signal
+import sys
+import time
+from pathlib import Path
+
+import click
+from rich.console import Console
+
+from mutator.campaign import Campaign, CampaignConfig, CampaignError
+from mutator.check import Checker
+from mutator.commands.common import EXIT_USAGE, Duration, run_options
+from mutator.corpus import Corpus
+from mutator.exec.pool import PoolError, WorkerPool
+from mutator.findings import FindingStore
+from mutator.fuzzer import LLM_FAMILY, Budget, Fuzzer
+from mutator.mutation.mutator import Mutator
+from mutator.mutation.registry import all_operators
+from mutator.observation import RunConfig
+from mutator.program import load_programs
+from mutator.schedule import SCHEDULES
+from mutator.storage import StorageError
+from mutator.ui import LiveScreen, StatusLines, finding_lines, origin_lines, status_line
+
+CAMPAIGN_OPTIONS = ("corpus_dirs", "backend", "schedule", "seed", "timeout", "memory_mb", "coverage_include")
+
+
+@click.command()
+@click.option("--corpus", "corpus_dirs", multiple=True, type=click.Path(exists=True),
+              help="Seed programs (files or directories; repeatable).")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("corpus"), show_default=True,
+              help="The campaign directory.")
+@click.option("--time", "duration", type=Duration(), default=None, help="Stop after this long (10m, 1h30m, 90s).")
+@click.option("--max-execs", type=click.IntRange(min=1), default=None,
+              help="Stop after checking this many programs in this session (seeds included).")
+@click.option("--schedule", type=click.Choice(sorted(SCHEDULES)), default="rare", show_default=True,
+              help="Power schedule: which kept program to mutate next.")
+@click.option("--seed", type=int, default=0, show_default=True, help="RNG seed of the campaign.")
+@click.option("--resume", is_flag=True, help="Continue the campaign in --out where it stopped.")
+@click.option("--no-ui", is_flag=True, help="Print a status line every few seconds instead of the live screen.")
+@click.option("--coverage-include", multiple=True, default=("torch/_dynamo",), show_default=True,
+              help="Paths under site-packages whose arcs are coverage (repeatable), e.g. torch/fx.")
+@click.option("--no-reduce", is_flag=True, help="Do not reduce new findings in the background.")
+@click.option("--no-repair", is_flag=True, help="Do not repair invalid mutants (neither by rules nor by the LLM).")
+@click.option("--no-llm", is_flag=True, help="Do not use an LLM even when OPENAI_BASE_URL or OPENAI_API_KEY is set.")
+@click.option("--llm-model", default=None,
+              help="The model for repair and family L (default: the campaign's, else $MUTATOR_LLM_MODEL, "
+                   "else gpt-4o-mini).")
+@click.option("--llm-budget-calls", type=click.IntRange(min=0), default=None,
+              help="Ask the LLM at most this many times in this session (cached answers are free).")
+@click.option("--llm-budget-tokens", type=click.IntRange(min=0), default=None,
+              help="Stop asking the LLM once this many tokens are spent in this session.")
+@click.option("--reduce-share", type=click.FloatRange(min=0.01, max=1.0), default=0.25, show_default=True,
+              help="At most this share of the workers' time goes to reducing findings in the background.")
+@run_options
+@click.pass_context
+def fuzz(ctx: click.Context, corpus_dirs: tuple[str, ...], out: Path, duration: float | None, max_execs: int | None,
+         schedule: str, seed: int, resume: bool, no_ui: bool, coverage_include: tuple[str, ...], no_reduce: bool,
+         reduce_share: float, no_repair: bool, no_llm: bool, llm_model: str | None, llm_budget_calls: int | None,
+         llm_budget_tokens: int | None, backend: str, timeout: float, memory_mb: int, jobs: int | None) -> None:
+    """Fuzz torch.compile: mutate the corpus, keep what reaches new Dynamo code, file findings.
+
+    Invalid mutants are repaired by rules; with an LLM endpoint in the environment
+    (OPENAI_BASE_URL for a local OpenAI-compatible server, OPENAI_API_KEY for OpenAI) also
+    by the LLM, which then writes mutants of its own too (family L)."""
+    try:
+        if resume:
+            _refuse_changed_options(ctx, out)
+            campaign = Campaign.resume(out)
+        else:
+            if not corpus_dirs:
+                raise click.UsageError("--corpus is required to start a campaign (or --resume one)")
+            campaign = Campaign.create(out, CampaignConfig(
+                corpus=tuple(corpus_dirs), backend=backend, schedule=schedule, seed=seed, timeout=timeout,
+                memory_mb=memory_mb, coverage=tuple(coverage_include)))
+        llm_config = _llm_config(campaign, no_llm=no_llm, model=llm_model, budget_calls=llm_budget_calls,
+                                 budget_tokens=llm_budget_tokens)
+    except (CampaignError, StorageError) as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(EXIT_USAGE)
+    config = campaign.config
+    seeds: list = []
+    if not resume:
+        seeds, errors = load_programs(list(config.corpus))
+        for error in errors:
+            click.echo(f"error: {error}", err=True)
+        if not seeds:
+            click.echo("error: no seed programs in " + ", ".join(config.corpus), err=True)
+            sys.exit(EXIT_USAGE)
+    run_config = RunConfig(backend=config.backend, timeout=config.timeout, memory_mb=config.memory_mb)
+    console = Console(stderr=True)
+    with WorkerPool(workers=jobs, config=run_config, coverage=config.coverage) as pool:
+        try:
+            ready = pool.wait_ready()
+        except PoolError as exc:
+            click.echo(f"error: {exc}", err=True)
+            sys.exit(EXIT_USAGE)
+        torch_version = ready[0].torch_version if ready else ""
+        fuzzer = _build_fuzzer(campaign, pool, torch_version)
+        fuzzer.repair_rules = not no_repair
+        _attach_llm(fuzzer, llm_config, campaign, no_repair=no_repair, no_llm=no_llm)
+        if not no_reduce:
+            from mutator.reduce.background import BackgroundReduction
+
+            fuzzer.reduction = BackgroundReduction(pool, campaign.root, workers=pool.size, config=run_config,
+                                                   torch_version=torch_version, max_share=reduce_share)
+        title = f"mutate fuzz: {campaign.root} ({config.backend} backend, {config.schedule} schedule, {pool.size} workers)"
+        show = StatusLines() if no_ui or not console.is_terminal else LiveScreen(console, title)
+        interrupts = _GracefulStop(fuzzer)
+        started = time.monotonic()
+        try:
+            with interrupts, show:
+                if seeds:
+                    fuzzer.seed(seeds, on_progress=show)
+                remaining = Budget(
+                    max_execs=None if max_execs is None else max(0, max_execs - fuzzer.session_execs),
+                    seconds=None if duration is None else max(0.0, duration - (time.monotonic() - started)))
+                if remaining.max_execs != 0 and not fuzzer.stopping:
+                    fuzzer.run(remaining, on_progress=show)
+        except CampaignError as exc:
+            click.echo(f"error: {exc}", err=True)
+            sys.exit(EXIT_USAGE)
+        except KeyboardInterrupt:  # the second Ctrl-C: stop now, keep what is on disk
+            click.echo("stopped", err=True)
+        finally:
+            if fuzzer.reduction is not None:
+                fuzzer.reduction.close()
+                fuzzer.collect_reductions()
+            if fuzzer.llm is not None:
+                fuzzer.llm.close()
+            fuzzer.save(force=True)
+            campaign.close()
+    _print_summary(fuzzer)
+
+
+def _llm_config(campaign: Campaign, *, no_llm: bool, model: str | None, budget_calls: int | None,
+                budget_tokens: int | None):  # type: ignore[no-untyped-def]
+    """The LLM of this session, from the environment (never from disk: the key is read
+    there only), with the model the campaign used unless --llm-model says otherwise;
+    None when no endpoint is configured."""
+    from mutator.llm import LLMConfig
+
+    if no_llm:
+        return None
+    stored = campaign.config.llm or {}
+    config = LLMConfig.from_env(model=model or stored.get("model"), budget_calls=budget_calls,
+                                budget_tokens=budget_tokens)
+    if config is not None and campaign.config.llm != config.public():
+        campaign.save_config(dataclasses.replace(campaign.config, llm=config.public()))
+    return config
+
+
+def _attach_llm(fuzzer: Fuzzer, config, campaign: Campaign, *, no_repair: bool,  # type: ignore[no-untyped-def]
+                no_llm: bool) -> None:
+    """Repair by the LLM and family L, beside the loop; said once either way."""
+    if config is None:
+        why = "(--no-llm)" if no_llm else ("set OPENAI_BASE_URL (a local OpenAI-compatible server) or "
+                                          "OPENAI_API_KEY (OpenAI) to turn them on")
+        click.echo(f"LLM repair and family L are off: {why}" + ("" if no_repair else "; rules still repair"),
+                   err=True)
+        return
+    from mutator.llm import LLM
+    from mutator.llm.lane import LLMLane
+    from mutator.llm.rewrite import LLMMutation
+    from mutator.repair.llm import LLMRepairer
+
+    llm = LLM(config, campaign.root / "llm-cache")
+    fuzzer.llm = LLMLane(llm)
+    fuzzer.llm_repairer = None if no_repair else LLMRepairer(llm)
+    fuzzer.llm_mutation = LLMMutation(llm)
+    fuzzer.mutator.add_family(LLM_FAMILY)
+    click.echo(f"LLM: {config.describe()}: " + ("" if no_repair else "repairs invalid mutants and ")
+               + "writes mutants of family L", err=True)
+
+
+def _build_fuzzer(campaign: Campaign, pool: WorkerPool, torch_version: str) -> Fuzzer:
+    config = campaign.config
+    corpus, coverage = Corpus(), campaign.load_coverage()
+    for entry in campaign.load_entries():
+        corpus.add(entry)
+        coverage.hits.update({f: coverage.hits.get(f, 1) for f in entry.features})
+    fuzzer = Fuzzer(
+        corpus=corpus, coverage=coverage, mutator=Mutator(all_operators(), max_stack=config.max_stack),
+        schedule=SCHEDULES[config.schedule](), checker=Checker(pool),
+        store=FindingStore(campaign.root, torch_version=torch_version, backend=config.backend),
+        campaign=campaign, rng=random.Random(config.seed), inflight=2 * pool.size, health=pool.health,
+    )
+    fuzzer.restore(campaign.load_stats())
+    fuzzer.rng = random.Random(f"{config.seed}/{fuzzer.stats.execs}")  # a resumed session does not replay
+    return fuzzer
+
+
+def _refuse_changed_options(ctx: click.Context, out: Path) -> None:
+    explicit = [name for name in CAMPAIGN_OPTIONS
+                if ctx.get_parameter_source(name) is click.core.ParameterSource.COMMANDLINE]
+    if explicit and (out / "campaign.json").exists():
+        stored = json.loads((out / "campaign.json").read_text())
+        key = {"corpus_dirs": "corpus", "coverage_include": "coverage"}
+        changed = [n for n in explicit if _as_stored(n, ctx.params[n]) != _as_stored(n, stored.get(key.get(n, n)))]
+        if changed:
+            names = ", ".join("--" + n.replace("_dirs", "").replace("_", "-") for n in changed)
+            raise click.UsageError(f"{names}: a resumed campaign keeps the settings in {out}/campaign.json")
+
+
+def _as_stored(name: str, value):  # type: ignore[no-untyped-def]
+    if name == "corpus_dirs":
+        return [os.path.normpath(v) for v in value]
+    return list(value) if isinstance(value, (tuple, list)) else value
+
+
+class _GracefulStop:
+    """First Ctrl-C: stop taking new work and finish what is in flight. Second: stop now."""
+
+    def __init__(self, fuzzer: Fuzzer) -> None:
+        self.fuzzer = fuzzer
+        self._previous = None
+
+    def __enter__(self) -> _GracefulStop:
+        self._previous = signal.signal(signal.SIGINT, self._handle)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        signal.signal(signal.SIGINT, self._previous)
+
+    def _handle(self, signum, frame) -> None:  # type: ignore[no-untyped-def]
+        if self.fuzzer.stopping:
+            raise KeyboardInterrupt
+        self.fuzzer.stopping = True
+        print("\nstopping: finishing the programs in flight (Ctrl-C again to stop at once)", file=sys.stderr)
+
+
+def _print_summary(fuzzer: Fuzzer) -> None:
+    snapshot = fuzzer.snapshot()
+    click.echo(status_line(snapshot))
+    for line in finding_lines(fuzzer.store.findings.values(), fuzzer.campaign.root):
+        click.echo(line)
+    if fuzzer.set_aside:
+        click.echo(f"  {len(fuzzer.set_aside)} seeds set aside (see {fuzzer.campaign.root / 'set_aside.json'})")
+    if fuzzer.reduction is not None:
+        unreduced = sum(1 for f in fuzzer.store.findings.values() if not f.reduction)
+        click.echo(f"  {fuzzer.stats.reduced} findings reduced in the background, {fuzzer.stats.merged} merged"
+                   + (f"; {unreduced} not reduced yet (next session, or mutate reduce "
+                      f"{fuzzer.campaign.root}/findings/*)" if unreduced else ""))
+        if fuzzer.stats.reduce_failed:
+            click.echo(f"  {fuzzer.stats.reduce_failed} reductions failed; the last: {fuzzer.stats.last_reduce_error}")
+    for line in origin_lines(fuzzer.snapshot()):
+        click.echo("  " + line)

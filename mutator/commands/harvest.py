@@ -1,0 +1,99 @@
+"""`mutate harvest`: programs from the test files and reproducer scripts a user has."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from mutator.check import Checker
+from mutator.commands.common import EXIT_USAGE, run_options
+from mutator.exec.pool import PoolError, WorkerPool
+from mutator.findings import FindingStore
+from mutator.observation import RunConfig
+
+
+@click.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True))
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True,
+              help="Where the programs go (and findings/ for tests that already fail); may exist.")
+@click.option("--coverage-include", multiple=True, default=("torch/_dynamo",), show_default=True,
+              help="Paths under site-packages whose arcs tell duplicates apart (repeatable).")
+@run_options
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+def harvest(paths: tuple[str, ...], out: Path, coverage_include: tuple[str, ...], backend: str, timeout: float,
+            memory_mb: int, jobs: int | None, as_json: bool) -> None:
+    """Programs from test files and reproducer scripts: one per test that compiles something.
+
+    Every candidate is checked through the pool: valid ones are written to --out with a
+    provenance header, duplicates (same coverage) dropped, failing ones filed in
+    --out/findings/. One file or test that cannot be processed never stops the run: each
+    gets one `error:` line on stderr and a place in the summary (`errors`, `failures` in
+    --json). Exit status: 0 when every file and test was processed (tests that compile
+    nothing, are skipped, invalid, duplicates or already failing included); 2 when a file
+    could not be read, parsed or taken apart, or a test could not be extracted, made a
+    program, checked or written.
+    """
+    from mutator.harvest.harvester import Harvester
+
+    console = Console(stderr=True)
+    config = RunConfig(backend=backend, timeout=timeout, memory_mb=memory_mb)
+    try:
+        with WorkerPool(workers=jobs, config=config, coverage=coverage_include) as pool:
+            torch_version = pool.wait_ready()[0].torch_version
+            harvester = Harvester(Checker(pool).check, FindingStore(out, torch_version=torch_version,
+                                                                    backend=backend),
+                                  out, torch_version=torch_version, workers=pool.size)
+            report = _harvest_with_progress(harvester, paths, console, show=not as_json)
+    except PoolError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(EXIT_USAGE)
+    for error in report.errors:
+        click.echo(f"error: {error}", err=True)
+    for failure in report.failures:
+        click.echo(f"error: {failure['origin']}: {failure['reason']}", err=True)
+    if as_json:
+        click.echo(json.dumps(report.as_json(), indent=2))
+    else:
+        _print_harvest(Console(width=None if sys.stdout.isatty() else 200), report, out)
+    if not report.ok:
+        sys.exit(EXIT_USAGE)
+
+
+def _harvest_with_progress(harvester, paths, console: Console, *, show: bool):  # type: ignore[no-untyped-def]
+    from mutator.harvest.harvester import HarvestReport
+
+    report = HarvestReport()
+    candidates = harvester.candidates(paths, report)
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=console, transient=True, disable=not show) as progress:
+        task = progress.add_task("validating", total=len(candidates))
+        harvester.validate(candidates, report, progress=lambda n: progress.advance(task, n))
+    return report
+
+
+def _print_harvest(console: Console, report, out: Path) -> None:  # type: ignore[no-untyped-def]
+    table = Table(show_header=False)
+    table.add_column("what")
+    table.add_column("count", justify="right")
+    rows = [("files read", report.files), ("test files", report.test_files), ("reproducer scripts", report.scripts),
+            ("tests found", report.tests_found), ("candidate programs", report.candidates),
+            ("not programs (helpers)", len(report.not_programs)),
+            ("programs written", len(report.written)), ("skipped when run", report.skipped),
+            ("duplicates (same coverage)", report.duplicates), ("unstable", report.unstable),
+            ("already failing (filed)", len(report.already_failing))]
+    rows += [(f"not harvested: {why}", n) for why, n in sorted(report.not_harvested.items())]
+    rows += [(f"invalid: {why}", n) for why, n in sorted(report.invalid.items())]
+    rows += [("files not processed (errors)", len(report.errors))] if report.errors else []
+    rows += [(f"failed: {why}", n) for why, n in sorted(report.failed.items())]
+    for what, n in rows:
+        table.add_row(what, str(n))
+    console.print(table)
+    for failing in report.already_failing:
+        console.print(f"  [bold red]{failing['verdict']}[/] {failing['origin']}: {failing['reason'][:160]}")
+    console.print(f"programs in {out}/, findings in {out}/findings/")

@@ -1,0 +1,82 @@
+"""`mutate report`: a campaign's distinct findings as a table and one report.md each."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from mutator.commands.common import EXIT_USAGE, run_options
+from mutator.exec.pool import PoolError, WorkerPool
+from mutator.findings import FindingStore
+from mutator.observation import RunConfig
+
+
+@click.command()
+@click.argument("campaign_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Also copy every report.md here, one file per finding.")
+@click.option("--no-ablation", is_flag=True, help="Do not run the ablation for reduced findings that lack one.")
+@run_options
+@click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON (stable field names).")
+def report(campaign_dir: Path, out: Path | None, no_ablation: bool, backend: str, timeout: float, memory_mb: int,
+           jobs: int | None, as_json: bool) -> None:
+    """Issue-ready reports of a campaign's distinct findings: a table, and report.md per finding."""
+    from mutator import storage
+    from mutator.reduce import ablation
+    from mutator.report import collect_versions, report_markdown, summary_row
+
+    if not (campaign_dir / "findings").is_dir():
+        click.echo(f"error: {campaign_dir}: no findings/ directory; give a campaign directory", err=True)
+        sys.exit(EXIT_USAGE)
+    store = FindingStore(campaign_dir)
+    findings = sorted(store.findings.values(), key=lambda f: (not f.signature.verdict.is_frontend_bug,
+                                                              f.signature.verdict, -f.hits, f.directory))
+    missing = [f for f in findings if f.reduction.get("confirmed") and not f.reduction.get("ablation")]
+    if missing and not no_ablation:
+        from mutator.program import Program
+
+        config = RunConfig(backend=backend, timeout=timeout, memory_mb=memory_mb)
+        try:
+            with WorkerPool(workers=jobs, config=config) as pool:
+                pool.wait_ready()
+                for finding in missing:
+                    click.echo(f"ablation: {finding.directory}", err=True)
+                    program = Program.from_source(finding.reduction["source"],
+                                                  str(campaign_dir / finding.directory / "reduced.py"))
+                    rows = ablation.ablate(pool, program, finding.signature,
+                                           base=config, parallel=pool.size)
+                    finding.reduction.update(ablation=[row.as_json() for row in rows], label=ablation.label(rows))
+                    store.save(finding)
+        except PoolError as exc:
+            click.echo(f"error: {exc}", err=True)
+            sys.exit(EXIT_USAGE)
+    versions = collect_versions()
+    rows = []
+    for finding in findings:
+        directory = campaign_dir / finding.directory
+        repro = directory / "repro.py"
+        text = report_markdown(finding, repro_source=repro.read_text() if repro.exists() else None,
+                               versions=versions)
+        storage.write_text(directory / "report.md", text)
+        if out is not None:
+            storage.write_text(out / f"{Path(finding.directory).name}.md", text)
+        rows.append(dict(summary_row(finding), report=str(directory / "report.md")))
+    if as_json:
+        click.echo(json.dumps(rows, indent=2))
+        return
+    merged = sum(row["merged"] for row in rows)
+    table = Table(title=f"{len(rows)} distinct findings in {campaign_dir}"
+                        + (f" ({merged} more signatures merged into them after reduction)" if merged else ""))
+    for column in ("kind", "summary", "hits", "reduced", "repro", "ablation", "taxonomy"):
+        table.add_column(column, overflow="fold")
+    for row in rows:
+        table.add_row(row["kind"], row["summary"][:90], str(row["hits"]),
+                      f"{row['reduced_lines']} lines" if row["reduced_lines"] else "-", "yes" if row["repro"] else "-",
+                      row["ablation"] or "-", row["taxonomy"])
+    Console(width=None if sys.stdout.isatty() else 200).print(table)
+    click.echo("report.md written in each finding directory" + (f" and copied to {out}/" if out else ""))

@@ -1,0 +1,88 @@
+"""`mutate run`: judge programs once each and print a verdict table (or JSON)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from concurrent.futures import ThreadPoolExecutor, as_completed
+
+import click
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from mutator.check import Checker, CheckResult
+from mutator.check_json import check_to_json, verdict_style
+from mutator.commands.common import EXIT_FINDINGS, EXIT_USAGE, run_options
+from mutator.exec.pool import PoolError, WorkerPool
+from mutator.observation import RunConfig
+from mutator.program import load_programs
+
+
+@click.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True))
+@run_options
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON array instead of a table.")
+def run(paths: tuple[str, ...], backend: str, timeout: float, memory_mb: int, jobs: int | None, as_json: bool) -> None:
+    """Judge each program (files or directories): does torch.compile get it right?
+
+    Exit status: 0 when no program has a bug verdict, 1 when at least one has, 2 for
+    usage errors (including files that are not programs).
+    """
+    console = Console(stderr=True)
+    programs, errors = load_programs(list(paths))
+    for error in errors:
+        click.echo(f"error: {error}", err=True)  # one line each, whatever the terminal width
+    if not programs:
+        click.echo("error: no programs to run", err=True)
+        sys.exit(EXIT_USAGE)
+    config = RunConfig(backend=backend, timeout=timeout, memory_mb=memory_mb)
+    try:
+        with WorkerPool(workers=jobs, config=config) as pool:
+            results = _check_all(Checker(pool), programs, pool.size, console, show_progress=not as_json)
+    except PoolError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(EXIT_USAGE)
+    except KeyboardInterrupt:
+        console.print("interrupted")
+        sys.exit(130)
+    if as_json:
+        click.echo(json.dumps([check_to_json(r) for r in results], indent=2))
+    else:
+        _print_table(Console(width=None if sys.stdout.isatty() else 200), results)
+    if any(r.verdict.is_finding for r in results):
+        sys.exit(EXIT_FINDINGS)
+    if errors:
+        sys.exit(EXIT_USAGE)
+
+
+def _check_all(checker: Checker, programs: list, workers: int, console: Console,
+               *, show_progress: bool) -> list[CheckResult]:
+    # Each check keeps two runs in flight, so two checks per worker keep every worker busy.
+    results: dict[int, CheckResult] = {}
+    with ThreadPoolExecutor(max_workers=max(2, workers * 2)) as executor, Progress(
+        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+        console=console, transient=True, disable=not show_progress,
+    ) as progress:
+        task = progress.add_task("checking", total=len(programs))
+        futures = {executor.submit(checker.check, p): i for i, p in enumerate(programs)}
+        for future in as_completed(futures):
+            results[futures[future]] = future.result()
+            progress.advance(task)
+    return [results[i] for i in range(len(programs))]
+
+
+def _print_table(console: Console, results: list[CheckResult]) -> None:
+    table = Table(show_lines=False)
+    table.add_column("program", overflow="fold")
+    table.add_column("verdict")
+    table.add_column("reason", overflow="fold", ratio=1)
+    table.add_column("time", justify="right")
+    for r in results:
+        table.add_row(r.program.name, f"[{verdict_style(r.verdict)}]{r.verdict.name}[/]",
+                      r.reason, f"{r.seconds:.2f}s")
+    console.print(table)
+    counts: dict[str, int] = {}
+    for r in results:
+        counts[r.verdict.name] = counts.get(r.verdict.name, 0) + 1
+    console.print(", ".join(f"{n} {name}" for name, n in counts.items()))
