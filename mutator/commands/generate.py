@@ -7,11 +7,10 @@ import sys
 from pathlib import Path
 
 import click
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from mutator.check import Checker
 from mutator.commands.common import EXIT_USAGE, run_options
+from mutator.commands.progress import progress
 from mutator.exec.pool import PoolError, WorkerPool
 from mutator.findings import FindingStore
 from mutator.observation import RunConfig
@@ -77,7 +76,6 @@ def generate(family: str, count: int, out: Path | None, campaign_dir: Path | Non
             sys.exit(EXIT_USAGE)
     avoid = seed_summaries(SEEDS, cls.code)
     config = RunConfig(backend=backend, timeout=timeout, memory_mb=memory_mb)
-    console = Console(stderr=True)
     try:
         with LLM(llm_config, out / ".llm-cache") as llm, \
                 WorkerPool(workers=jobs, config=config, coverage=("torch/_dynamo",)) as pool:
@@ -85,11 +83,8 @@ def generate(family: str, count: int, out: Path | None, campaign_dir: Path | Non
             generator = Generator(llm, Checker(pool).check, FindingStore(out, torch_version=torch_version,
                                                                          backend=backend),
                                   out, torch_version=torch_version, workers=pool.size)
-            with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                          console=console, transient=True, disable=as_json) as progress:
-                task = progress.add_task(f"generating {cls.code}", total=count)
-                report = generator.generate(cls, count, siblings_of=siblings, avoid=avoid,
-                                            progress=lambda n: progress.advance(task, n))
+            with progress(count, f"generating {cls.code}", enabled=not as_json) as bar:
+                report = generator.generate(cls, count, siblings_of=siblings, avoid=avoid, progress=bar.advance)
     except PoolError as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(EXIT_USAGE)

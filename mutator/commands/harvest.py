@@ -8,11 +8,11 @@ from pathlib import Path
 
 import click
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from mutator.check import Checker
 from mutator.commands.common import EXIT_USAGE, run_options
+from mutator.commands.progress import progress
 from mutator.exec.pool import PoolError, WorkerPool
 from mutator.findings import FindingStore
 from mutator.observation import RunConfig
@@ -41,7 +41,6 @@ def harvest(paths: tuple[str, ...], out: Path, coverage_include: tuple[str, ...]
     """
     from mutator.harvest.harvester import Harvester
 
-    console = Console(stderr=True)
     config = RunConfig(backend=backend, timeout=timeout, memory_mb=memory_mb)
     try:
         with WorkerPool(workers=jobs, config=config, coverage=coverage_include) as pool:
@@ -49,7 +48,7 @@ def harvest(paths: tuple[str, ...], out: Path, coverage_include: tuple[str, ...]
             harvester = Harvester(Checker(pool).check, FindingStore(out, torch_version=torch_version,
                                                                     backend=backend),
                                   out, torch_version=torch_version, workers=pool.size)
-            report = _harvest_with_progress(harvester, paths, console, show=not as_json)
+            report = _harvest_with_progress(harvester, paths, show=not as_json)
     except PoolError as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(EXIT_USAGE)
@@ -65,15 +64,13 @@ def harvest(paths: tuple[str, ...], out: Path, coverage_include: tuple[str, ...]
         sys.exit(EXIT_USAGE)
 
 
-def _harvest_with_progress(harvester, paths, console: Console, *, show: bool):  # type: ignore[no-untyped-def]
+def _harvest_with_progress(harvester, paths, *, show: bool):  # type: ignore[no-untyped-def]
     from mutator.harvest.harvester import HarvestReport
 
     report = HarvestReport()
     candidates = harvester.candidates(paths, report)
-    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  console=console, transient=True, disable=not show) as progress:
-        task = progress.add_task("validating", total=len(candidates))
-        harvester.validate(candidates, report, progress=lambda n: progress.advance(task, n))
+    with progress(len(candidates), "validating", enabled=show) as bar:
+        harvester.validate(candidates, report, progress=bar.advance)
     return report
 
 

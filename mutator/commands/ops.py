@@ -10,10 +10,10 @@ import sys
 
 import click
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from mutator.commands.common import EXIT_FINDINGS, EXIT_USAGE
+from mutator.commands.progress import progress
 from mutator.exec.pool import WorkerPool
 from mutator.mutation.measure import measure
 from mutator.mutation.mutator import Mutator
@@ -84,13 +84,8 @@ def ops(measure_dir: str | None, op_ids: tuple[str, ...], families: tuple[str, .
     programs, errors = load_programs([measure_dir])
     for error in errors:
         click.echo(f"error: {error}", err=True)
-    console = Console(stderr=True)
-    with WorkerPool(workers=jobs) as pool, Progress(
-        TextColumn("running mutants"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console,
-        transient=True, disable=as_json,
-    ) as progress:
-        task = progress.add_task("measure", total=None)
-        results = measure(operators, programs, pool.submit, progress=lambda: progress.advance(task))
+    with WorkerPool(workers=jobs) as pool, progress(None, "running mutants", enabled=not as_json) as bar:
+        results = measure(operators, programs, pool.submit, progress=bar.advance)
     if as_json:
         click.echo(json.dumps([r.as_json() for r in results], indent=2))
         return

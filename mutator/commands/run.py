@@ -8,12 +8,12 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 
 import click
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from mutator.check import Checker, CheckResult
 from mutator.check_json import check_to_json, verdict_style
 from mutator.commands.common import EXIT_FINDINGS, EXIT_USAGE, run_options
+from mutator.commands.progress import progress
 from mutator.exec.pool import PoolError, WorkerPool
 from mutator.observation import RunConfig
 from mutator.program import load_programs
@@ -39,7 +39,7 @@ def run(paths: tuple[str, ...], backend: str, timeout: float, memory_mb: int, jo
     config = RunConfig(backend=backend, timeout=timeout, memory_mb=memory_mb)
     try:
         with WorkerPool(workers=jobs, config=config) as pool:
-            results = _check_all(Checker(pool), programs, pool.size, console, show_progress=not as_json)
+            results = _check_all(Checker(pool), programs, pool.size, show_progress=not as_json)
     except PoolError as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(EXIT_USAGE)
@@ -56,19 +56,15 @@ def run(paths: tuple[str, ...], backend: str, timeout: float, memory_mb: int, jo
         sys.exit(EXIT_USAGE)
 
 
-def _check_all(checker: Checker, programs: list, workers: int, console: Console,
-               *, show_progress: bool) -> list[CheckResult]:
+def _check_all(checker: Checker, programs: list, workers: int, *, show_progress: bool) -> list[CheckResult]:
     # Each check keeps two runs in flight, so two checks per worker keep every worker busy.
     results: dict[int, CheckResult] = {}
-    with ThreadPoolExecutor(max_workers=max(2, workers * 2)) as executor, Progress(
-        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-        console=console, transient=True, disable=not show_progress,
-    ) as progress:
-        task = progress.add_task("checking", total=len(programs))
+    with ThreadPoolExecutor(max_workers=max(2, workers * 2)) as executor, \
+            progress(len(programs), "checking", enabled=show_progress) as bar:
         futures = {executor.submit(checker.check, p): i for i, p in enumerate(programs)}
         for future in as_completed(futures):
             results[futures[future]] = future.result()
-            progress.advance(task)
+            bar.advance()
     return [results[i] for i in range(len(programs))]
 
 
