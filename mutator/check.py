@@ -24,12 +24,13 @@ from __future__ import annotations
 
 import dataclasses
 import threading
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from mutator.features import semantic_features
+from mutator.features import CoverageReport, WorkerCoverage, semantic_features
 from mutator.observation import ExecResult, Mode, Observation, Outcome, RunConfig
 from mutator.oracle import Judgement, Oracle
 from mutator.program import Program
@@ -93,13 +94,14 @@ class CheckResult:
             return self.precomputed
         return self.compiled.features | semantic_features(self.compiled)
 
-    def slim(self) -> CheckResult:
+    def slim(self, *, features: frozenset[int] | None = None) -> CheckResult:
         """The same result without what its runs observed (calls, values, stdout): what the fuzz
         loop needs of a check that is no finding, at a fraction of the size. Kept: outcomes,
-        details, times, the uncaught exceptions and compile statistics, and the features."""
+        details, times, the uncaught exceptions and compile statistics, and the features
+        (or `features`: what the caller keeps of them)."""
         runs = tuple(dataclasses.replace(run, observation=_slim(run.observation), features=frozenset(),
                                          stderr_tail="") for run in self.runs)
-        return CheckResult(self.program, self.judgement, runs, self.features)
+        return CheckResult(self.program, self.judgement, runs, self.features if features is None else features)
 
 
 def _slim(observation: Observation) -> Observation:
@@ -112,8 +114,11 @@ class CheckTask:
     """One first pass, for a worker to do whole. `program` is the program to check, or, with
     a `recipe`, the parent to build a mutant of (named `name`). `steps` and `parent` say how
     a given program was made (a repaired or LLM-written mutant), so that an invalid one gets
-    a repair request. `repair`: try the repair rules on an invalid mutant. `slim`: drop the
-    runs' observations from a result that is no finding."""
+    a repair request. `repair`: try the repair rules on an invalid mutant. `slim`: the reply
+    is for the fuzz loop: the runs' observations go from a result that is no finding.
+    `coverage_key`: the coverage map the driver merges into (`CoverageMap.key`); with one, a
+    worker that keeps count reports a passing result's features as a `CoverageReport`
+    relative to what it told that map before."""
 
     program: Program
     recipe: Recipe | None = None
@@ -122,6 +127,7 @@ class CheckTask:
     parent: Program | None = None
     repair: bool = False
     slim: bool = False
+    coverage_key: str = ""
 
     @property
     def is_mutant(self) -> bool:
@@ -140,6 +146,9 @@ class CheckReply:
     request: RepairRequest | None = None
     repaired: RepairResult | None = None
     lost: str = ""  # why the worker could not answer (it died, it stopped answering)
+    build_seconds: float = 0.0  # CPU time building the mutant took (and repair rules, for an invalid one)
+    # a passing slim result's features, as a worker that keeps count tells them (its `features` is then empty)
+    coverage: CoverageReport | None = None
 
 
 def first_pass(task: CheckTask, runs: Callable[[Program], Sequence[ExecResult]], *, oracle: Oracle,
@@ -150,29 +159,49 @@ def first_pass(task: CheckTask, runs: Callable[[Program], Sequence[ExecResult]],
 
     program, mutant, tried = task.program, None, ()
     parent = task.parent
+    started = time.process_time()
     if task.recipe is not None:
         assert builder is not None, "a recipe needs a builder"
         built = builder.build(task.program, task.recipe)
         tried = built.tried
         if built.mutant is None:
-            return CheckReply(None, tried=tried)
+            return CheckReply(None, tried=tried, build_seconds=time.process_time() - started)
         made = built.mutant.program
         program = Program(made.source, made.form, task.name or made.name)
         mutant, parent = Mutant(program, built.mutant.steps), task.program
     elif task.steps:
         mutant = Mutant(program, task.steps)
+    building = time.process_time() - started
     eager, compiled = runs(program)
     result = CheckResult(program, oracle.judge(eager, compiled, program=program), (eager, compiled))
     request = repaired = None
     if result.verdict is Verdict.INVALID and mutant is not None:
         from mutator.repair import RepairRequest, repair_by_rules
 
+        started = time.process_time()
         request = RepairRequest.of(result, mutant, parent)
         if task.repair and not request.is_repair:
             repaired = repair_by_rules(request)
+        building += time.process_time() - started
     if task.slim and not result.verdict.is_finding:
         result = result.slim()
-    return CheckReply(result, mutant, tried, request, repaired)
+    return CheckReply(result, mutant, tried, request, repaired, build_seconds=building)
+
+
+def report_coverage(task: CheckTask, reply: CheckReply, coverage: WorkerCoverage) -> CheckReply:
+    """A reply whose passing result's features go as a coverage report (what `coverage` has not
+    reported before, and batched hit counts) instead of whole. A result that is no pass keeps
+    its own features (a finding's: the driver confirms it) or none (invalid, unstable: the
+    driver does not count them)."""
+    result = reply.result
+    if result is None:
+        return reply
+    if result.verdict is Verdict.PASS:
+        report = coverage.report(result.features, keepable=not task.is_mutant)
+        return dataclasses.replace(reply, result=result.slim(features=frozenset()), coverage=report)
+    if result.verdict in (Verdict.INVALID, Verdict.UNSTABLE):
+        return dataclasses.replace(reply, result=result.slim(features=frozenset()))
+    return reply
 
 
 class Checker:

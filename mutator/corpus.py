@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import secrets
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -29,54 +31,99 @@ class CorpusEntry:
 
 
 class CoverageMap:
-    """How many kept or judged executions reached each feature."""
+    """How many judged executions reached each feature.
+
+    Costs are per feature a check brings, in C where it can be (a driver feeding many
+    workers merges thousands of checks a second): `new` is a set difference against the
+    map, `add` and `add_counts` count with Counter's C loop, and the number of arcs is kept
+    as features arrive, not recounted.
+    """
 
     def __init__(self, hits: dict[int, int] | None = None) -> None:
-        self.hits: dict[int, int] = dict(hits or {})
+        self.hits = hits or {}
+        # names this map to the workers that report coverage to it (`CheckTask.coverage_key`)
+        self.key = secrets.token_hex(8)
+
+    @property
+    def hits(self) -> Counter[int]:
+        return self._hits
+
+    @hits.setter
+    def hits(self, hits: dict[int, int]) -> None:
+        self._hits: Counter[int] = Counter(hits)
+        self._arcs = sum(1 for f in self._hits if is_arc(f))
 
     def new(self, features: Iterable[int]) -> frozenset[int]:
-        return frozenset(f for f in features if f not in self.hits)
+        return (features if isinstance(features, frozenset) else frozenset(features)).difference(self._hits)
 
     def add(self, features: Iterable[int]) -> None:
-        for f in features:
-            self.hits[f] = self.hits.get(f, 0) + 1
+        """One more execution reached each of `features`."""
+        features = features if isinstance(features, (set, frozenset)) else frozenset(features)
+        self._arcs += sum(1 for f in features.difference(self._hits) if is_arc(f))
+        self._hits.update(features)
+
+    def add_counts(self, counts: dict[int, int]) -> None:
+        """Executions counted elsewhere (a worker's batch): `counts[f]` more reached f."""
+        self._arcs += sum(1 for f in frozenset(counts).difference(self._hits) if is_arc(f))
+        self._hits.update(counts)
+
+    def include(self, features: Iterable[int]) -> None:
+        """Features known to be reached (a queue entry's, on resume) that the map lacks: counted once."""
+        self.add(self.new(features))
 
     def __len__(self) -> int:
-        return len(self.hits)
+        return len(self._hits)
 
     def arcs(self) -> int:
-        return sum(1 for f in self.hits if is_arc(f))
+        return self._arcs
 
 
 class Corpus:
     def __init__(self) -> None:
         self.entries: list[CorpusEntry] = []
         self._top: dict[int, CorpusEntry] = {}  # feature -> cheapest entry that has it
+        self._tops_of: dict[int, set[int]] = {}  # entry id -> the features it is cheapest for
+        self._favoured: list[CorpusEntry] = []
         self._dirty = False
+        self._next_id = 0
 
     def add(self, entry: CorpusEntry) -> None:
         self.entries.append(entry)
+        self._next_id = max(self._next_id, entry.id + 1)
+        mine = self._tops_of.setdefault(entry.id, set())
         for f in entry.features:
             best = self._top.get(f)
             if best is None or entry.cost < best.cost:
+                if best is not None:
+                    self._tops_of[best.id].discard(f)
                 self._top[f] = entry
+                mine.add(f)
         self._dirty = True
 
     def __len__(self) -> int:
         return len(self.entries)
 
     def next_id(self) -> int:
-        return max((e.id for e in self.entries), default=-1) + 1
+        return self._next_id
 
     def favoured(self) -> list[CorpusEntry]:
-        """Greedy set cover of all features, cheapest entries first (AFL's favoured subset)."""
+        """Greedy set cover of all features, cheapest entries first (AFL's favoured subset):
+        an entry is favoured when a feature it is the cheapest for is not covered yet by the
+        cheaper favoured ones. Recomputed when entries came since; `favoured_count` is the
+        last computed size, for whoever must not pay for a recomputation."""
         if self._dirty:
-            for entry in self.entries:
-                entry.favoured = False
             covered: set[int] = set()
-            for f, entry in sorted(self._top.items(), key=lambda item: item[1].cost):
-                if f not in covered:
-                    entry.favoured = True
-                    covered |= entry.features
+            self._favoured = []
+            for entry in sorted(self.entries, key=lambda e: e.cost):
+                mine = self._tops_of.get(entry.id)
+                entry.favoured = bool(mine) and not mine.issubset(covered)
+                if entry.favoured:
+                    self._favoured.append(entry)
+                    covered.update(entry.features)
+            self._favoured.sort(key=lambda e: e.id)
             self._dirty = False
-        return [e for e in self.entries if e.favoured]
+        return list(self._favoured)
+
+    @property
+    def favoured_count(self) -> int:
+        return len(self._favoured)

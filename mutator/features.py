@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import re
 import zlib
+from array import array
+from collections import Counter
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from mutator.observation import ExecResult
 
@@ -74,3 +77,59 @@ def normalize_reason(reason: str) -> str:
 
 def arc_count(features: Iterable[int]) -> int:
     return sum(1 for f in features if is_arc(f))
+
+
+def pack(features: Iterable[int]) -> bytes:
+    """Features as sorted int64s: what crosses a pipe or the network without a Python object each."""
+    return array("q", sorted(features)).tobytes()
+
+
+def unpack(data: bytes) -> frozenset[int]:
+    values = array("q")
+    values.frombytes(data)
+    return frozenset(values)
+
+
+@dataclass(frozen=True, slots=True)
+class CoverageReport:
+    """A worker's account of a passing check's features, for a driver that merges thousands a
+    second. `new`: the features this worker had not reported before, all the driver can lack
+    of them (it adds every feature a worker reports); `packed`: every feature of the check,
+    sent only when it may be kept (`new` is not empty, or it is a seed); `counts`: now and
+    then, the hits the worker counted meanwhile of features it had reported already, as
+    (feature, hits) pairs. Each execution's hit of a feature is counted once, in `new` or
+    in a later `counts`; the hits of the last few checks before a worker stops are lost."""
+
+    new: frozenset[int]
+    packed: bytes = b""
+    counts: bytes = b""
+
+    def features(self) -> frozenset[int]:
+        return unpack(self.packed)
+
+    def hit_counts(self) -> dict[int, int]:
+        values = array("q")
+        values.frombytes(self.counts)
+        return dict(zip(values[0::2], values[1::2]))
+
+
+class WorkerCoverage:
+    """The worker's side of `CoverageReport`: what it has reported, and its uncounted hits."""
+
+    def __init__(self, *, flush_every: int = 64) -> None:
+        self._reported: set[int] = set()
+        self._counts: Counter[int] = Counter()
+        self._flush_every = flush_every
+        self._reports = 0
+
+    def report(self, features: frozenset[int], *, keepable: bool = False) -> CoverageReport:
+        """`keepable`: send every feature whatever is new (a seed is kept when it passes)."""
+        new = features.difference(self._reported)
+        self._reported |= new
+        self._counts.update(features.difference(new))
+        self._reports += 1
+        counts = b""
+        if self._reports % self._flush_every == 0 and self._counts:
+            counts = array("q", [x for pair in self._counts.items() for x in pair]).tobytes()
+            self._counts.clear()
+        return CoverageReport(new, pack(features) if new or keepable else b"", counts)

@@ -113,11 +113,13 @@ class Finding:
     details: str = ""  # the README's account of the smallest hit (exception or divergence, program)
     reduction: dict[str, Any] = field(default_factory=dict)  # what `mutate reduce` made of smallest.py
     merged: list[dict[str, Any]] = field(default_factory=list)  # findings found to be this one after reduction
+    known_from: str = ""  # a synced peer that had this signature first: not new here (AFL-style sync)
 
     def as_json(self) -> dict[str, Any]:
         return dict(signature=asdict(self.signature), reason=self.reason, directory=self.directory, hits=self.hits,
                     smallest_size=self.smallest_size, first_seen=self.first_seen, variants=self.variants,
-                    details=self.details, reduction=self.reduction, merged=self.merged, history=self.history)
+                    details=self.details, reduction=self.reduction, merged=self.merged, known_from=self.known_from,
+                    history=self.history)
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Finding:
@@ -125,7 +127,7 @@ class Finding:
                    hits=data["hits"], smallest_size=data["smallest_size"], first_seen=data["first_seen"],
                    history=list(data.get("history", ())), variants=dict(data.get("variants", {})),
                    details=data.get("details", ""), reduction=dict(data.get("reduction", {})),
-                   merged=list(data.get("merged", [])))
+                   merged=list(data.get("merged", [])), known_from=data.get("known_from", ""))
 
 
 class FindingStore:
@@ -137,6 +139,7 @@ class FindingStore:
         self.backend = backend
         self.findings: dict[Signature, Finding] = {}
         self.aliases: dict[Signature, Signature] = {}  # a merged finding's signature -> the one it joined
+        self.known: dict[Signature, str] = {}  # signatures synced peers have filed -> the first peer's name
         for path in sorted([*root.glob("findings/*/finding.json"), *root.glob("hangs/*/finding.json")]):
             finding = Finding.from_json(storage.read_json(path))
             self.findings[finding.signature] = finding
@@ -174,21 +177,23 @@ class FindingStore:
     def record(self, result: CheckResult, *, provenance: str, parent: int | None, elapsed: float,
                recipe: Recipe | None = None) -> tuple[Finding, bool]:
         """File one hit; returns the finding and whether it is new. `recipe`: how the hit was
-        built from its parent, kept with its provenance."""
+        built from its parent, kept with its provenance. A signature a synced peer filed first
+        is filed here too (nothing found is dropped) but is not new: it says whose it is."""
         signature = Signature.of(result)
         signature = self.aliases.get(signature, signature)
         program = result.program
         size = len(program.source)
         finding = self.findings.get(signature)
-        is_new = finding is None
+        created = finding is None
         if finding is None:
             group = "hangs" if signature.verdict is Verdict.HANG else "findings"
             finding = Finding(signature, result.reason, f"{group}/{signature.slug()}", smallest_size=size,
-                              first_seen=round(elapsed, 2))
+                              first_seen=round(elapsed, 2), known_from=self.known.get(signature, ""))
             storage.write_text(self.root / finding.directory / "first.py", program.source)
+        is_new = created and not finding.known_from
         directory = self.root / finding.directory
         finding.hits += 1
-        smallest = is_new or size < finding.smallest_size
+        smallest = created or size < finding.smallest_size
         if smallest:
             finding.smallest_size = size
             finding.reason = result.reason
@@ -220,9 +225,11 @@ class FindingStore:
         storage.write_text(self.root / finding.directory / variant["file"], result.program.source)
 
     def count_by_kind(self) -> dict[str, int]:
+        """Findings of this instance by verdict kind (not those a synced peer had first)."""
         counts: dict[str, int] = {}
-        for signature in self.findings:
-            counts[signature.kind] = counts.get(signature.kind, 0) + 1
+        for signature, finding in self.findings.items():
+            if not finding.known_from:
+                counts[signature.kind] = counts.get(signature.kind, 0) + 1
         return counts
 
     def save(self, finding: Finding) -> None:
@@ -245,6 +252,8 @@ class FindingStore:
             f"- **programs**: `smallest.py` ({finding.smallest_size} characters), `first.py` (first hit), "
             f"`variants/` (the smallest of each trigger); every hit's provenance is in `finding.json`",
             f"- **hits**: {finding.hits}",
+            *([f"- **known from**: `{finding.known_from}`, a synced instance that filed this signature first"]
+              if finding.known_from else []),
             f"- **torch**: {self.torch_version or 'unknown'}",
             "",
             *_reduction_lines(finding.reduction),

@@ -1,11 +1,18 @@
 """Power schedules: which corpus entry to mutate next (strategy objects, `--schedule`).
 
 All of them give favoured entries (the greedy cover) ten times the weight of the rest.
+
+A driver feeding many workers chooses a thousand times a second, so a choice is a binary
+search over cumulative weights computed now and then: the weights every REFRESH choices
+(and when entries arrive: theirs at once), and the rarities, which cost a lookup per
+feature of every entry, at most once per RARITY_BUDGET lookups' worth of choices, so that
+their cost per choice stays bounded however large the corpus grows.
 """
 
 from __future__ import annotations
 
 import random
+from itertools import accumulate
 from typing import Protocol
 
 from mutator.corpus import Corpus, CorpusEntry, CoverageMap
@@ -14,7 +21,8 @@ UNFAVOURED = 0.1
 MAX_ENERGY = 1e6
 FAST_DOUBLINGS = 4
 MIN_SECONDS = 0.2  # the rare schedule's floor on an entry's check time
-REFRESH = 32  # choices between recomputations of the (costly) per-entry rarity
+REFRESH = 32  # choices between recomputations of the weights (and, at the least, of the rarities)
+RARITY_BUDGET = 200  # feature lookups per choice, on average, that recomputing rarities may cost
 
 
 class Schedule(Protocol):
@@ -37,16 +45,34 @@ class _Weighted:
 
     def __init__(self) -> None:
         self._calls = 0
-        self._cache: dict[int, float] = {}
+        self._rarity: dict[int, float] = {}
+        self._rarity_at = 0  # the choice at which rarities were last recomputed
+        self._weighed = 0  # entries the cumulative weights cover
+        self._cumulative: list[float] = []
+        self._entries: list[CorpusEntry] = []
 
     def choose(self, corpus: Corpus, coverage: CoverageMap, rng: random.Random) -> CorpusEntry:
-        if self._calls % REFRESH == 0 or len(self._cache) != len(corpus):
-            self._cache = {e.id: self.rarity(e, coverage) for e in corpus.entries}
+        due = self._calls % REFRESH == 0
+        if due and self._calls - self._rarity_at >= self._rarity_interval(corpus) or not self._rarity:
+            self._rarity = {e.id: self.rarity(e, coverage) for e in corpus.entries}
+            self._rarity_at = self._calls
+        if due or len(corpus) != self._weighed:
+            for entry in corpus.entries[self._weighed:]:
+                if entry.id not in self._rarity:
+                    self._rarity[entry.id] = self.rarity(entry, coverage)
+            if due:
+                corpus.favoured()
+            self._entries = list(corpus.entries)
+            self._cumulative = list(accumulate(
+                min(MAX_ENERGY, self.energy(e, self._rarity[e.id])) * (1.0 if e.favoured else UNFAVOURED)
+                for e in self._entries))
+            self._weighed = len(corpus)
         self._calls += 1
-        corpus.favoured()
-        weights = [min(MAX_ENERGY, self.energy(e, self._cache[e.id])) * (1.0 if e.favoured else UNFAVOURED)
-                   for e in corpus.entries]
-        return rng.choices(corpus.entries, weights=weights)[0]
+        return rng.choices(self._entries, cum_weights=self._cumulative)[0]
+
+    def _rarity_interval(self, corpus: Corpus) -> int:
+        """Choices between two recomputations of every rarity: one costs a lookup per feature."""
+        return max(REFRESH, sum(len(e.features) for e in corpus.entries) // RARITY_BUDGET)
 
     def rarity(self, entry: CorpusEntry, coverage: CoverageMap) -> float:
         raise NotImplementedError

@@ -187,7 +187,7 @@ def _build_fuzzer(campaign: Campaign, pool: WorkerPool, torch_version: str) -> F
     corpus, coverage = Corpus(), campaign.load_coverage()
     for entry in campaign.load_entries():
         corpus.add(entry)
-        coverage.hits.update({f: coverage.hits.get(f, 1) for f in entry.features})
+        coverage.include(entry.features)
     fuzzer = Fuzzer(
         corpus=corpus, coverage=coverage, mutator=Mutator(all_operators(), max_stack=config.max_stack),
         schedule=SCHEDULES[config.schedule](), checker=Checker(pool),

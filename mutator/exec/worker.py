@@ -27,7 +27,8 @@ from typing import Any
 
 from mutator.exec import sandbox, wire
 from mutator.observation import CallRecord, ExecResult, Mode, Observation, Outcome
-from mutator.check import CheckReply, first_pass
+from mutator.check import CheckReply, CheckTask, first_pass, report_coverage
+from mutator.features import WorkerCoverage
 from mutator.exec.protocol import CheckJob, Done, Job, Ready, Stop
 from mutator.values import OpaqueValue
 
@@ -41,7 +42,8 @@ _ALLOCATION_FAILURE = ("can't allocate memory", "not enough memory", "DefaultCPU
 _tracer = None  # an ArcTracer when the pool asked for coverage (built once, in warm_up)
 _builder = None  # the MutantBuilder of check tasks (built once, in warm_up)
 _oracle = None
-WORKER_CONTEXTS = 64  # parsed programs a worker keeps for the mutants it builds
+_coverage: tuple[str, WorkerCoverage] = ("", WorkerCoverage())  # what it told which coverage map
+WORKER_CONTEXTS = 256  # parsed programs a worker keeps for the mutants it builds (about 0.3 MB each)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -75,7 +77,19 @@ def answer(message: Job | CheckJob, private_fds: tuple[int, ...] = ()) -> ExecRe
     def runs(program):  # type: ignore[no-untyped-def]
         return [run_isolated(Job(job_id, program, mode, config), private_fds) for mode in (Mode.EAGER, Mode.COMPILED)]
 
-    return first_pass(message.task, runs, oracle=_oracle, builder=_builder)
+    reply = first_pass(message.task, runs, oracle=_oracle, builder=_builder)
+    return _reported(message.task, reply)
+
+
+def _reported(task: CheckTask, reply: CheckReply) -> CheckReply:
+    """The reply with its features reported to the coverage map the task names (see
+    `mutator.check.report_coverage`), relative to what this worker told that map before."""
+    global _coverage
+    if not task.coverage_key:
+        return reply
+    if _coverage[0] != task.coverage_key:  # another campaign (or loop) on this worker now
+        _coverage = (task.coverage_key, WorkerCoverage())
+    return report_coverage(task, reply, _coverage[1])
 
 
 def warm_up(coverage_includes: tuple[str, ...] = ()) -> Ready:

@@ -10,7 +10,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from mutator.campaign import Campaign, CampaignConfig
-from mutator.check import CheckReply, CheckResult, CheckTask, first_pass
+from mutator.check import CheckReply, CheckResult, CheckTask, first_pass, report_coverage
+from mutator.features import WorkerCoverage
 from mutator.corpus import Corpus, CoverageMap
 from mutator.findings import FindingStore
 from mutator.fuzzer import Budget, Fuzzer
@@ -32,11 +33,13 @@ class ScriptedChecker:
     """Builds recipes like a worker; each check passes with features of its own (so mutants
     are kept), except the programs `invalid` says fail eagerly; `lose` loses the nth task."""
 
-    def __init__(self, *, invalid=lambda program: False, lose: int | None = None) -> None:
+    def __init__(self, *, invalid=lambda program: False, lose: int | None = None,
+                 workers: list[WorkerCoverage] | None = None) -> None:
         self.builder = MutantBuilder(all_operators())
         self.invalid = invalid
         self.lose = lose
         self.tasks: list[CheckTask] = []
+        self.workers = workers  # report coverage as these workers would, in turn
 
     def submit(self, task: CheckTask) -> Future[CheckReply]:
         self.tasks.append(task)
@@ -57,10 +60,18 @@ class ScriptedChecker:
                         compiled_run(outcome=Outcome.RAISED, calls=[call(exception=error)], uncaught=error,
                                      uncaught_call=0)]
             return [run(calls=[call(result=tensor([1.0]))]),
-                    replace(compiled_run(calls=[call(result=tensor([1.0]))]), features=frozenset({n}))]
+                    replace(compiled_run(calls=[call(result=tensor([1.0]))]), features=self.features(task, n))]
 
-        future.set_result(first_pass(task, runs, oracle=Oracle(), builder=self.builder))
+        reply = first_pass(task, runs, oracle=Oracle(), builder=self.builder)
+        if self.workers is not None and task.coverage_key:
+            reply = report_coverage(task, reply, self.workers[n % len(self.workers)])
+        future.set_result(reply)
         return future
+
+    def features(self, task: CheckTask, n: int) -> frozenset[int]:
+        """Arcs shared by many checks, some by few, one check in four a new one."""
+        rng = random.Random(n)
+        return frozenset({1, 2, 3, rng.randint(10, 14), rng.randint(20, 60)} | ({1000 + n} if n % 4 == 0 else set()))
 
 
 def loop(tmp_path: Path, checker: ScriptedChecker, mutator: Mutator | None = None) -> Fuzzer:
@@ -130,3 +141,19 @@ def test_recipes_that_make_nothing_end_the_loop_instead_of_spinning(tmp_path: Pa
     fuzzer.run(Budget(max_execs=5))
     assert fuzzer.session_execs == 1 and fuzzer.mutator.stats["X.no_such_operator"].tries >= 200
     fuzzer.campaign.close()
+
+
+def test_workers_reporting_only_what_they_had_not_reported_keep_the_same_corpus_and_counts(tmp_path: Path):
+    """A driver fed coverage reports (new features, packed ones where keepable, batched hit
+    counts) ends with the corpus and the hit counts of a driver fed every feature."""
+    whole = loop(tmp_path / "whole", ScriptedChecker())
+    workers = [WorkerCoverage(flush_every=1), WorkerCoverage(flush_every=1), WorkerCoverage(flush_every=1)]
+    reported = loop(tmp_path / "reported", ScriptedChecker(workers=workers))
+    for fuzzer in (whole, reported):
+        fuzzer.seed([SEED])
+        fuzzer.run(Budget(max_execs=40))
+        fuzzer.campaign.close()
+    assert [(e.id, e.parent, e.features) for e in reported.corpus.entries] == \
+        [(e.id, e.parent, e.features) for e in whole.corpus.entries]
+    assert len(whole.corpus) > 5
+    assert reported.coverage.hits == whole.coverage.hits and reported.coverage.arcs() == whole.coverage.arcs()
