@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import secrets
-from collections import Counter
+from collections import _count_elements  # Counter.update's C loop, for a plain dict
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -35,8 +35,8 @@ class CoverageMap:
 
     Costs are per feature a check brings, in C where it can be (a driver feeding many
     workers merges thousands of checks a second): `new` is a set difference against the
-    map, `add` and `add_counts` count with Counter's C loop, and the number of arcs is kept
-    as features arrive, not recounted.
+    map (a plain dict: set difference walks only the features then), `add` counts with
+    Counter's C loop, and the number of arcs is kept as features arrive, not recounted.
     """
 
     def __init__(self, hits: dict[int, int] | None = None) -> None:
@@ -45,12 +45,12 @@ class CoverageMap:
         self.key = secrets.token_hex(8)
 
     @property
-    def hits(self) -> Counter[int]:
+    def hits(self) -> dict[int, int]:
         return self._hits
 
     @hits.setter
     def hits(self, hits: dict[int, int]) -> None:
-        self._hits: Counter[int] = Counter(hits)
+        self._hits = dict(hits)
         self._arcs = sum(1 for f in self._hits if is_arc(f))
 
     def new(self, features: Iterable[int]) -> frozenset[int]:
@@ -58,14 +58,16 @@ class CoverageMap:
 
     def add(self, features: Iterable[int]) -> None:
         """One more execution reached each of `features`."""
-        features = features if isinstance(features, (set, frozenset)) else frozenset(features)
+        features = features if isinstance(features, frozenset) else frozenset(features)
         self._arcs += sum(1 for f in features.difference(self._hits) if is_arc(f))
-        self._hits.update(features)
+        _count_elements(self._hits, features)
 
     def add_counts(self, counts: dict[int, int]) -> None:
         """Executions counted elsewhere (a worker's batch): `counts[f]` more reached f."""
         self._arcs += sum(1 for f in frozenset(counts).difference(self._hits) if is_arc(f))
-        self._hits.update(counts)
+        hits = self._hits
+        for f, n in counts.items():
+            hits[f] = hits.get(f, 0) + n
 
     def include(self, features: Iterable[int]) -> None:
         """Features known to be reached (a queue entry's, on resume) that the map lacks: counted once."""
@@ -83,6 +85,7 @@ class Corpus:
         self.entries: list[CorpusEntry] = []
         self._top: dict[int, CorpusEntry] = {}  # feature -> cheapest entry that has it
         self._tops_of: dict[int, set[int]] = {}  # entry id -> the features it is cheapest for
+        self._costs: dict[int, float] = {}  # entry id -> its cost when it came
         self._favoured: list[CorpusEntry] = []
         self._dirty = False
         self._next_id = 0
@@ -91,12 +94,14 @@ class Corpus:
         self.entries.append(entry)
         self._next_id = max(self._next_id, entry.id + 1)
         mine = self._tops_of.setdefault(entry.id, set())
+        cost = self._costs[entry.id] = entry.cost
+        top, costs = self._top, self._costs
         for f in entry.features:
-            best = self._top.get(f)
-            if best is None or entry.cost < best.cost:
+            best = top.get(f)
+            if best is None or cost < costs[best.id]:
                 if best is not None:
                     self._tops_of[best.id].discard(f)
-                self._top[f] = entry
+                top[f] = entry
                 mine.add(f)
         self._dirty = True
 
@@ -114,7 +119,7 @@ class Corpus:
         if self._dirty:
             covered: set[int] = set()
             self._favoured = []
-            for entry in sorted(self.entries, key=lambda e: e.cost):
+            for entry in sorted(self.entries, key=lambda e: self._costs[e.id]):
                 mine = self._tops_of.get(entry.id)
                 entry.favoured = bool(mine) and not mine.issubset(covered)
                 if entry.favoured:

@@ -116,7 +116,7 @@ class CoverageReport:
 class WorkerCoverage:
     """The worker's side of `CoverageReport`: what it has reported, and its uncounted hits."""
 
-    def __init__(self, *, flush_every: int = 64) -> None:
+    def __init__(self, *, flush_every: int = 256) -> None:
         self._reported: set[int] = set()
         self._counts: Counter[int] = Counter()
         self._flush_every = flush_every

@@ -131,12 +131,21 @@ class Finding:
 
 
 class FindingStore:
-    """Save, fetch and count findings; the fuzzer decides what to record."""
+    """Save, fetch and count findings; the fuzzer decides what to record.
 
-    def __init__(self, root: Path, *, torch_version: str = "", backend: str = "eager") -> None:
+    What a hit adds to a finding is written at once when it is something to keep: a new
+    finding, a smaller program, a new trigger's program (with its record and README). A
+    hit that only counts (the same bug again, the thousandth time) is written at once too,
+    unless the store is `lazy`: then its count and provenance reach finding.json and the
+    README at the next `flush` (the fuzz loop's, every few seconds), so that a driver
+    filing hundreds of hits a second does not rewrite two files per hit."""
+
+    def __init__(self, root: Path, *, torch_version: str = "", backend: str = "eager", lazy: bool = False) -> None:
         self.root = root
         self.torch_version = torch_version
         self.backend = backend
+        self.lazy = lazy
+        self._unwritten: dict[Signature, Finding] = {}
         self.findings: dict[Signature, Finding] = {}
         self.aliases: dict[Signature, Signature] = {}  # a merged finding's signature -> the one it joined
         self.known: dict[Signature, str] = {}  # signatures synced peers have filed -> the first peer's name
@@ -177,8 +186,9 @@ class FindingStore:
     def record(self, result: CheckResult, *, provenance: str, parent: int | None, elapsed: float,
                recipe: Recipe | None = None) -> tuple[Finding, bool]:
         """File one hit; returns the finding and whether it is new. `recipe`: how the hit was
-        built from its parent, kept with its provenance. A signature a synced peer filed first
-        is filed here too (nothing found is dropped) but is not new: it says whose it is."""
+        built from its parent, kept with the program of its trigger. A signature a synced peer
+        filed first is filed here too (nothing found is dropped) but is not new: it says whose
+        it is."""
         signature = Signature.of(result)
         signature = self.aliases.get(signature, signature)
         program = result.program
@@ -199,30 +209,44 @@ class FindingStore:
             finding.reason = result.reason
             storage.write_text(directory / "smallest.py", program.source)
             finding.details = details(result)
-        self._record_variant(finding, result, trigger(provenance))
-        storage.write_text(directory / "README.md", self.readme(finding))
+        kept = self._record_variant(finding, result, trigger(provenance), recipe)
         if len(finding.history) < MAX_STORED_HITS:
             finding.history.append(dict(at=round(elapsed, 2), provenance=provenance, parent=parent, size=size,
-                                        digest=program.digest, wall=round(time.time(), 1),
-                                        **({"recipe": recipe.as_json()} if recipe is not None else {})))
-        storage.write_json(directory / "finding.json", finding.as_json())
+                                        digest=program.digest, wall=round(time.time(), 1)))
         self.findings[signature] = finding
+        if smallest or kept or not self.lazy:
+            self.save(finding)
+        else:
+            self._unwritten[signature] = finding
         return finding, is_new
 
-    def _record_variant(self, finding: Finding, result: CheckResult, key: str) -> None:
-        """Count the hit under its trigger; keep its program if the trigger is new or it is smaller."""
+    def flush(self) -> None:
+        """Write what hits that only counted have added since (a lazy store's)."""
+        while self._unwritten:
+            _, finding = self._unwritten.popitem()
+            if self.findings.get(finding.signature) is finding:
+                self.save(finding)
+
+    def _record_variant(self, finding: Finding, result: CheckResult, key: str, recipe: Recipe | None) -> bool:
+        """Count the hit under its trigger; keep its program (and recipe) if the trigger is new
+        or it is smaller. Whether it kept it."""
         variant = finding.variants.get(key)
         if variant is None and len(finding.variants) >= MAX_VARIANTS:
-            return
+            return False
         size = len(result.program.source)
         if variant is None:
             name = f"{len(finding.variants):02d}-{_UNSAFE.sub('-', key)[:40]}.py"
             variant = finding.variants[key] = dict(file=f"variants/{name}", hits=0, size=size)
         variant["hits"] += 1
         if variant["hits"] > 1 and size >= variant["size"]:
-            return
+            return False
         variant.update(size=size, reason=result.reason[:300])
+        if recipe is not None:
+            variant["recipe"] = recipe.as_json()
+        else:
+            variant.pop("recipe", None)
         storage.write_text(self.root / finding.directory / variant["file"], result.program.source)
+        return True
 
     def count_by_kind(self) -> dict[str, int]:
         """Findings of this instance by verdict kind (not those a synced peer had first)."""
@@ -238,6 +262,7 @@ class FindingStore:
         storage.write_json(directory / "finding.json", finding.as_json())
         storage.write_text(directory / "README.md", self.readme(finding))
         self.findings[finding.signature] = finding
+        self._unwritten.pop(finding.signature, None)
 
     def readme(self, finding: Finding) -> str:
         lines = [

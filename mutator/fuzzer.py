@@ -231,7 +231,7 @@ class Fuzzer:
                 self.campaign.save_lost(job.program, run.detail, found_at=now)
                 break
         valid = verdict not in (Verdict.INVALID, Verdict.UNSTABLE)
-        features, new = self._merge(result, reply) if valid else (frozenset(), frozenset())
+        features, new = self._merge(result, reply) if valid else (lambda: frozenset(), frozenset())
         provenance = job.mutant.provenance if job.mutant else f"seed:{job.seed_path}"
         parent_id = job.parent.id if job.parent else None
         kept = False
@@ -270,21 +270,22 @@ class Fuzzer:
             self.mutator.record(Mutant(job.mutant.program, tuple(operators)), valid=valid and not repaired,
                                 new_features=bool(new), finding=verdict.is_finding)
 
-    def _merge(self, result: CheckResult, reply: CheckReply | None) -> tuple[frozenset[int], frozenset[int]]:
-        """Add a valid result's features to the map; its features (all of them where it may be
-        kept) and the new ones. A worker's coverage report brings only what it had not
-        reported, and its batched hits of the rest."""
+    def _merge(self, result: CheckResult,
+               reply: CheckReply | None) -> tuple[Callable[[], frozenset[int]], frozenset[int]]:
+        """Add a valid result's features to the map; what gives its features (all of them where
+        it may be kept: unpacked only then) and the new ones. A worker's coverage report
+        brings only what it had not reported, and its batched hits of the rest."""
         report = reply.coverage if reply is not None else None
         if report is None:
             features = result.features
             new = self.coverage.new(features)
             self.coverage.add(features)
-            return features, new
+            return lambda: features, new
         new = self.coverage.new(report.new)
         self.coverage.add(report.new)
         if report.counts:
             self.coverage.add_counts(report.hit_counts())
-        return (report.features() if report.packed else frozenset()), new
+        return report.features, new
 
     # -- repair and the LLM ------------------------------------------------------------------
     def _repair(self, job: _Job, request: RepairRequest, by_rules: RepairResult | None = None) -> None:
@@ -371,9 +372,9 @@ class Fuzzer:
         for key, yes in what.items():
             counts[key] = counts.get(key, 0) + int(yes)
 
-    def _keep(self, job: _Job, result: CheckResult, features: frozenset[int], now: float) -> None:
+    def _keep(self, job: _Job, result: CheckResult, features: Callable[[], frozenset[int]], now: float) -> None:
         entry = CorpusEntry(
-            id=self.corpus.next_id(), program=job.program, features=features, seconds=result.seconds,
+            id=self.corpus.next_id(), program=job.program, features=features(), seconds=result.seconds,
             depth=job.parent.depth + 1 if job.parent else 0, parent=job.parent.id if job.parent else None,
             provenance=job.mutant.provenance if job.mutant else job.seed_path or "",
         )
@@ -422,6 +423,7 @@ class Fuzzer:
         if not force and time.monotonic() - self._last_save < SAVE_EVERY:
             return
         self._last_save = time.monotonic()
+        self.store.flush()
         snapshot = self.snapshot()
         self.campaign.save_coverage(self.coverage)
         self.campaign.save_stats(dict(

@@ -35,14 +35,16 @@ def read_series(path: Path) -> dict[str, list[float]]:
     return series
 
 
-def plot(campaign: Path, out: Path) -> Path:
+def plot(campaigns: Path | list[Path], out: Path) -> Path:
+    """The panels of one campaign, or of several (the instances of a synced campaign: a line
+    each, named by its directory)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    series = read_series(campaign / "plot_data.csv")
-    minutes = [t / 60 for t in series["elapsed"]]
+    campaigns = [campaigns] if isinstance(campaigns, Path) else list(campaigns)
+    runs = [(campaign, read_series(campaign / "plot_data.csv")) for campaign in campaigns]
     figure, axes = plt.subplots(4, 1, figsize=(10, 11), sharex=True)
     panels = (
         ("arcs covered", [("arcs", "arcs")]),
@@ -51,14 +53,19 @@ def plot(campaign: Path, out: Path) -> Path:
         ("execs / s", [("execs_per_sec", "execs/s")]),
     )
     for axis, (title, lines) in zip(axes, panels):
-        for column, label in lines:
-            axis.plot(minutes, series[column], label=label, linewidth=1.2)
+        for campaign, series in runs:
+            minutes = [t / 60 for t in series["elapsed"]]
+            for column, label in lines:
+                name = f"{campaign.name}: {label}" if len(runs) > 1 else label
+                axis.plot(minutes, series[column], label=name, linewidth=1.2)
         axis.set_ylabel(title)
         axis.grid(alpha=0.3)
-        if len(lines) > 1:
+        if len(lines) > 1 or len(runs) > 1:
             axis.legend(loc="upper left")
     axes[-1].set_xlabel("campaign time (minutes)")
-    figure.suptitle(f"mutate fuzz: {campaign} ({int(series['execs'][-1])} execs)")
+    execs = sum(int(series["execs"][-1]) for _, series in runs)
+    where = ", ".join(str(campaign) for campaign, _ in runs)
+    figure.suptitle(f"mutate fuzz: {where} ({execs} execs)")
     figure.tight_layout()
     out.parent.mkdir(parents=True, exist_ok=True)
     figure.savefig(out, dpi=100)

@@ -4,14 +4,17 @@ All of them give favoured entries (the greedy cover) ten times the weight of the
 
 A driver feeding many workers chooses a thousand times a second, so a choice is a binary
 search over cumulative weights computed now and then: the weights every REFRESH choices
-(and when entries arrive: theirs at once), and the rarities, which cost a lookup per
-feature of every entry, at most once per RARITY_BUDGET lookups' worth of choices, so that
-their cost per choice stays bounded however large the corpus grows.
+(and when entries arrive: theirs at once), and the rarities and the favoured cover, which
+cost a walk over every entry's features, as often as that keeps within RARITY_SHARE of the
+time (every REFRESH choices where choices are few, as on one machine; less often where a
+driver chooses a thousand times a second); an entry's own rarity is computed when it
+arrives, and it is favoured from the next cover.
 """
 
 from __future__ import annotations
 
 import random
+import time
 from itertools import accumulate
 from typing import Protocol
 
@@ -22,7 +25,7 @@ MAX_ENERGY = 1e6
 FAST_DOUBLINGS = 4
 MIN_SECONDS = 0.2  # the rare schedule's floor on an entry's check time
 REFRESH = 32  # choices between recomputations of the weights (and, at the least, of the rarities)
-RARITY_BUDGET = 200  # feature lookups per choice, on average, that recomputing rarities may cost
+RARITY_SHARE = 0.02  # of the driver's time that recomputing rarities and the cover may take
 
 
 class Schedule(Protocol):
@@ -46,22 +49,24 @@ class _Weighted:
     def __init__(self) -> None:
         self._calls = 0
         self._rarity: dict[int, float] = {}
-        self._rarity_at = 0  # the choice at which rarities were last recomputed
+        self._refreshed = 0.0  # when rarities were last recomputed (monotonic seconds)
+        self._refresh_cost = 0.0  # and the CPU seconds that took
         self._weighed = 0  # entries the cumulative weights cover
         self._cumulative: list[float] = []
         self._entries: list[CorpusEntry] = []
 
     def choose(self, corpus: Corpus, coverage: CoverageMap, rng: random.Random) -> CorpusEntry:
         due = self._calls % REFRESH == 0
-        if due and self._calls - self._rarity_at >= self._rarity_interval(corpus) or not self._rarity:
+        if due and time.monotonic() - self._refreshed >= self._refresh_cost / RARITY_SHARE or not self._rarity:
+            # rarities and the favoured cover: each costs a walk over every entry's features
+            started = time.process_time()
             self._rarity = {e.id: self.rarity(e, coverage) for e in corpus.entries}
-            self._rarity_at = self._calls
+            corpus.favoured()
+            self._refresh_cost, self._refreshed = time.process_time() - started, time.monotonic()
         if due or len(corpus) != self._weighed:
             for entry in corpus.entries[self._weighed:]:
                 if entry.id not in self._rarity:
                     self._rarity[entry.id] = self.rarity(entry, coverage)
-            if due:
-                corpus.favoured()
             self._entries = list(corpus.entries)
             self._cumulative = list(accumulate(
                 min(MAX_ENERGY, self.energy(e, self._rarity[e.id])) * (1.0 if e.favoured else UNFAVOURED)
@@ -69,10 +74,6 @@ class _Weighted:
             self._weighed = len(corpus)
         self._calls += 1
         return rng.choices(self._entries, cum_weights=self._cumulative)[0]
-
-    def _rarity_interval(self, corpus: Corpus) -> int:
-        """Choices between two recomputations of every rarity: one costs a lookup per feature."""
-        return max(REFRESH, sum(len(e.features) for e in corpus.entries) // RARITY_BUDGET)
 
     def rarity(self, entry: CorpusEntry, coverage: CoverageMap) -> float:
         raise NotImplementedError

@@ -1,5 +1,6 @@
 # Sourced by ./mutate and ./run-tests: create .venv on first use (or when pyproject.toml
-# changes) with the CPU build of torch 2.13.0 and this package, editable, with test extras.
+# changes) with the CPU build of torch 2.13.0 and this package, editable, with test extras;
+# with --ray among the arguments, also the ray extra.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 VENV="${MUTATOR_VENV:-$ROOT/.venv}"
@@ -15,3 +16,12 @@ if [ ! -f "$STAMP" ] || [ "$ROOT/pyproject.toml" -nt "$STAMP" ]; then
     "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check -e "$ROOT[test]"
     touch "$STAMP"
 fi
+for arg in "$@"; do
+    case "$arg" in
+        --ray|--ray=*)
+            if ! "$VENV/bin/python" -c "import ray" 2>/dev/null; then
+                echo "installing Ray for --ray (pip install 'mutator[ray]')..." >&2
+                "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check -e "$ROOT[ray]"
+            fi ;;
+    esac
+done

@@ -1,11 +1,16 @@
 """What several `mutate` commands share: the exit statuses, the options of every command
-that runs programs, and the duration parameter of `mutate fuzz --time`."""
+that runs programs, the executor they run on (`--ray`), and the duration parameter of
+`mutate fuzz --time`."""
 
 from __future__ import annotations
 
 import re
+import sys
+from typing import Any
 
 import click
+
+from mutator.observation import RunConfig
 
 EXIT_FINDINGS = 1
 EXIT_USAGE = 2
@@ -20,8 +25,38 @@ def run_options(f):  # type: ignore[no-untyped-def]
     f = click.option("--memory-mb", type=click.IntRange(min=64), default=4096, show_default=True,
                      help="Memory a run may allocate beyond the warm worker's own.")(f)
     f = click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
-                     help="Worker processes (default: one per core).")(f)
+                     help="Worker processes (default: one per core; with --ray, the cluster's CPUs).")(f)
     return f
+
+
+LOCAL_RAY = "local"
+
+
+def ray_option(f):  # type: ignore[no-untyped-def]
+    """`--ray [ADDRESS]`: run on Ray actors instead of local workers."""
+    return click.option("--ray", "ray_address", is_flag=False, flag_value=LOCAL_RAY, default=None,
+                        metavar="[ADDRESS]",
+                        help="Run the workers as Ray actors: alone, on a local Ray instance (or the cluster "
+                             "RAY_ADDRESS names); with an address (ray://head:10001, auto), on that cluster. "
+                             "Needs pip install 'mutator[ray]'.")(f)
+
+
+def open_executor(*, jobs: int | None, config: RunConfig, coverage: tuple[str, ...] = (),
+                  ray_address: str | None = None) -> Any:
+    """The executor of a command: the local pool, or Ray actors with `--ray`. A Ray that is
+    missing or unreachable ends the command with a one-line error."""
+    if ray_address is None:
+        from mutator.exec.pool import WorkerPool
+
+        return WorkerPool(workers=jobs, config=config, coverage=coverage)
+    from mutator.exec.ray import RayExecutor, RayUnavailable
+
+    try:
+        return RayExecutor(address=None if ray_address == LOCAL_RAY else ray_address, workers=jobs, config=config,
+                           coverage=coverage)
+    except RayUnavailable as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(EXIT_USAGE)
 
 
 class Duration(click.ParamType):

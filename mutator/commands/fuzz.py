@@ -1,6 +1,7 @@
-"""`mutate fuzz`: the campaign. Wires the corpus, the Mutator, the schedule, the pool,
-the checker and the finding store into a Fuzzer, with repair, the LLM and background
-reduction beside the loop, and the live screen or status lines."""
+"""`mutate fuzz`: the campaign. Wires the corpus, the Mutator, the schedule, the executor
+(the local pool, or Ray actors), the checker and the finding store into a Fuzzer, with
+repair, the LLM, background reduction and sync with peers beside the loop, and the live
+screen or status lines."""
 
 from __future__ import annotations
 
@@ -18,9 +19,9 @@ from rich.console import Console
 
 from mutator.campaign import Campaign, CampaignConfig, CampaignError
 from mutator.check import Checker
-from mutator.commands.common import EXIT_USAGE, Duration, run_options
+from mutator.commands.common import EXIT_USAGE, Duration, open_executor, ray_option, run_options
 from mutator.corpus import Corpus
-from mutator.exec.pool import PoolError, WorkerPool
+from mutator.exec import ExecutorError
 from mutator.findings import FindingStore
 from mutator.fuzzer import LLM_FAMILY, Budget, Fuzzer
 from mutator.mutation.mutator import Mutator
@@ -29,6 +30,7 @@ from mutator.observation import RunConfig
 from mutator.program import load_programs
 from mutator.schedule import SCHEDULES
 from mutator.storage import StorageError
+from mutator.sync import SYNC_EVERY, Sync, SyncError, instance_directory
 from mutator.ui import LiveScreen, StatusLines, finding_lines, origin_lines, status_line
 
 CAMPAIGN_OPTIONS = ("corpus_dirs", "backend", "schedule", "seed", "timeout", "memory_mb", "coverage_include")
@@ -61,17 +63,28 @@ CAMPAIGN_OPTIONS = ("corpus_dirs", "backend", "schedule", "seed", "timeout", "me
               help="Stop asking the LLM once this many tokens are spent in this session.")
 @click.option("--reduce-share", type=click.FloatRange(min=0.01, max=1.0), default=0.25, show_default=True,
               help="At most this share of the workers' time goes to reducing findings in the background.")
+@click.option("--sync-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Share a campaign with other instances (AFL's -M/-S): this one owns SYNC_DIR/NAME and takes "
+                   "its peers' entries that add features, and their findings' signatures.")
+@click.option("--name", "instance", default=None, help="This instance's name in --sync-dir (its directory).")
+@click.option("--sync-every", type=Duration(), default=SYNC_EVERY, show_default=True,
+              help="Seconds (or 2m, ...) between looks at the peers in --sync-dir.")
+@ray_option
 @run_options
 @click.pass_context
 def fuzz(ctx: click.Context, corpus_dirs: tuple[str, ...], out: Path, duration: float | None, max_execs: int | None,
          schedule: str, seed: int, resume: bool, no_ui: bool, coverage_include: tuple[str, ...], no_reduce: bool,
          reduce_share: float, no_repair: bool, no_llm: bool, llm_model: str | None, llm_budget_calls: int | None,
-         llm_budget_tokens: int | None, backend: str, timeout: float, memory_mb: int, jobs: int | None) -> None:
+         llm_budget_tokens: int | None, sync_dir: Path | None, instance: str | None, sync_every: float,
+         ray_address: str | None, backend: str, timeout: float, memory_mb: int, jobs: int | None) -> None:
     """Fuzz torch.compile: mutate the corpus, keep what reaches new Dynamo code, file findings.
 
     Invalid mutants are repaired by rules; with an LLM endpoint in the environment
     (OPENAI_BASE_URL for a local OpenAI-compatible server, OPENAI_API_KEY for OpenAI) also
-    by the LLM, which then writes mutants of its own too (family L)."""
+    by the LLM, which then writes mutants of its own too (family L). With --ray the
+    workers are Ray actors; with --sync-dir and --name, instances on any number of
+    machines share what they find."""
+    out = _instance_out(ctx, out, sync_dir, instance)
     try:
         if resume:
             _refuse_changed_options(ctx, out)
@@ -98,14 +111,16 @@ def fuzz(ctx: click.Context, corpus_dirs: tuple[str, ...], out: Path, duration: 
             sys.exit(EXIT_USAGE)
     run_config = RunConfig(backend=config.backend, timeout=config.timeout, memory_mb=config.memory_mb)
     console = Console(stderr=True)
-    with WorkerPool(workers=jobs, config=run_config, coverage=config.coverage) as pool:
+    with open_executor(jobs=jobs, config=run_config, coverage=config.coverage, ray_address=ray_address) as pool:
         try:
             ready = pool.wait_ready()
-        except PoolError as exc:
+        except ExecutorError as exc:
             click.echo(f"error: {exc}", err=True)
             sys.exit(EXIT_USAGE)
         torch_version = ready[0].torch_version if ready else ""
-        fuzzer = _build_fuzzer(campaign, pool, torch_version)
+        fuzzer = build_fuzzer(campaign, pool, torch_version)
+        if sync_dir is not None:
+            fuzzer.sync = Sync(campaign, every=sync_every)
         fuzzer.repair_rules = not no_repair
         _attach_llm(fuzzer, llm_config, campaign, no_repair=no_repair, no_llm=no_llm)
         if not no_reduce:
@@ -113,7 +128,8 @@ def fuzz(ctx: click.Context, corpus_dirs: tuple[str, ...], out: Path, duration: 
 
             fuzzer.reduction = BackgroundReduction(pool, campaign.root, workers=pool.size, config=run_config,
                                                    torch_version=torch_version, max_share=reduce_share)
-        title = f"mutate fuzz: {campaign.root} ({config.backend} backend, {config.schedule} schedule, {pool.size} workers)"
+        workers = f"{pool.size} Ray actors" if ray_address is not None else f"{pool.size} workers"
+        title = f"mutate fuzz: {campaign.root} ({config.backend} backend, {config.schedule} schedule, {workers})"
         show = StatusLines() if no_ui or not console.is_terminal else LiveScreen(console, title)
         interrupts = _GracefulStop(fuzzer)
         started = time.monotonic()
@@ -140,6 +156,22 @@ def fuzz(ctx: click.Context, corpus_dirs: tuple[str, ...], out: Path, duration: 
             fuzzer.save(force=True)
             campaign.close()
     _print_summary(fuzzer)
+
+
+def _instance_out(ctx: click.Context, out: Path, sync_dir: Path | None, instance: str | None) -> Path:
+    """The campaign directory: --out, or SYNC_DIR/NAME for an instance of a synced campaign."""
+    if sync_dir is None:
+        if instance is not None:
+            raise click.UsageError("--name names an instance of --sync-dir; give both, or neither")
+        return out
+    if instance is None:
+        raise click.UsageError("--sync-dir needs --name: this instance's directory in it")
+    if ctx.get_parameter_source("out") is click.core.ParameterSource.COMMANDLINE:
+        raise click.UsageError("--out and --sync-dir: an instance's campaign directory is SYNC_DIR/NAME; give one")
+    try:
+        return instance_directory(sync_dir, instance)
+    except SyncError as exc:
+        raise click.UsageError(str(exc)) from None
 
 
 def _llm_config(campaign: Campaign, *, no_llm: bool, model: str | None, budget_calls: int | None,
@@ -182,7 +214,10 @@ def _attach_llm(fuzzer: Fuzzer, config, campaign: Campaign, *, no_repair: bool, 
                + "writes mutants of family L", err=True)
 
 
-def _build_fuzzer(campaign: Campaign, pool: WorkerPool, torch_version: str) -> Fuzzer:
+def build_fuzzer(campaign: Campaign, executor, torch_version: str, *, checker=None) -> Fuzzer:  # type: ignore[no-untyped-def]
+    """The loop of a campaign directory (new or resumed) on `executor`: its corpus, coverage,
+    findings and statistics as on disk, checks through `checker` (default: a `Checker` of
+    the executor; the benches pass a stand-in), two checks in flight per worker."""
     config = campaign.config
     corpus, coverage = Corpus(), campaign.load_coverage()
     for entry in campaign.load_entries():
@@ -190,9 +225,9 @@ def _build_fuzzer(campaign: Campaign, pool: WorkerPool, torch_version: str) -> F
         coverage.include(entry.features)
     fuzzer = Fuzzer(
         corpus=corpus, coverage=coverage, mutator=Mutator(all_operators(), max_stack=config.max_stack),
-        schedule=SCHEDULES[config.schedule](), checker=Checker(pool),
-        store=FindingStore(campaign.root, torch_version=torch_version, backend=config.backend),
-        campaign=campaign, rng=random.Random(config.seed), inflight=2 * pool.size, health=pool.health,
+        schedule=SCHEDULES[config.schedule](), checker=checker or Checker(executor),
+        store=FindingStore(campaign.root, torch_version=torch_version, backend=config.backend, lazy=True),
+        campaign=campaign, rng=random.Random(config.seed), inflight=2 * executor.size, health=executor.health,
     )
     fuzzer.restore(campaign.load_stats())
     fuzzer.rng = random.Random(f"{config.seed}/{fuzzer.stats.execs}")  # a resumed session does not replay
@@ -254,3 +289,9 @@ def _print_summary(fuzzer: Fuzzer) -> None:
             click.echo(f"  {fuzzer.stats.reduce_failed} reductions failed; the last: {fuzzer.stats.last_reduce_error}")
     for line in origin_lines(fuzzer.snapshot()):
         click.echo("  " + line)
+    if fuzzer.sync is not None:
+        stats = fuzzer.sync.stats
+        peers = f"; peers skipped (another coverage configuration): {', '.join(stats.skipped_peers)}" \
+            if stats.skipped_peers else ""
+        click.echo(f"  sync: {stats.imported} entries taken from peers in {stats.rounds} rounds, "
+                   f"{stats.known_signatures} of their signatures known{peers}")

@@ -7,6 +7,7 @@ import difflib
 import json
 import random
 import sys
+from pathlib import Path
 
 import click
 from rich.console import Console
@@ -28,9 +29,17 @@ from mutator.program import ProgramError, load_program, load_programs
 @click.option("--family", "families", multiple=True, help="Only operators of this family (repeatable), e.g. E2.")
 @click.option("--seed", type=int, default=0, show_default=True, help="RNG seed: the same seed, the same mutants.")
 @click.option("-n", "--count", type=click.IntRange(min=1), default=1, show_default=True, help="Mutants to print.")
-def mutate_command(path: str, op_ids: tuple[str, ...], families: tuple[str, ...], seed: int, count: int) -> None:
+@click.option("--recipe", default=None,
+              help="Build the one mutant of this recipe (a JSON object, or a queue sidecar .json holding one): "
+                   "what the fuzzer built from PATH, again.")
+@click.option("--source", "whole", is_flag=True, help="Print the mutants' source instead of diffs.")
+def mutate_command(path: str, op_ids: tuple[str, ...], families: tuple[str, ...], seed: int, count: int,
+                   recipe: str | None, whole: bool) -> None:
     """Print mutants of PATH as unified diffs: what the operators do to a program."""
     program = _load_one(path)
+    if recipe is not None:
+        _rebuild(program, recipe, path, whole=whole)
+        return
     mutator = Mutator(_select_operators(op_ids, families))
     rng = random.Random(seed)
     printed = 0
@@ -42,12 +51,37 @@ def mutate_command(path: str, op_ids: tuple[str, ...], families: tuple[str, ...]
         if mutant is None:
             continue
         printed += 1
-        click.echo(f"# mutant {printed}: {mutant.provenance}")
-        click.echo("".join(difflib.unified_diff(program.source.splitlines(True), mutant.program.source.splitlines(True),
-                                                fromfile=program.name, tofile=f"{program.name} ({mutant.provenance})")))
+        _show(program, mutant, f"# mutant {printed}: {mutant.provenance}", whole=whole)
     if printed == 0:
         click.echo(f"error: no operator applies to {path}", err=True)
         sys.exit(EXIT_FINDINGS)
+
+
+def _show(program, mutant, heading: str, *, whole: bool) -> None:  # type: ignore[no-untyped-def]
+    click.echo(heading)
+    if whole:
+        click.echo(mutant.program.source, nl=False)
+        return
+    click.echo("".join(difflib.unified_diff(program.source.splitlines(True), mutant.program.source.splitlines(True),
+                                            fromfile=program.name, tofile=f"{program.name} ({mutant.provenance})")))
+
+
+def _rebuild(program, text: str, path: str, *, whole: bool) -> None:  # type: ignore[no-untyped-def]
+    """The mutant a recipe makes of `program` (reproducible: the fuzzer's workers build the same)."""
+    from mutator.mutation.mutator import MutantBuilder, Recipe
+
+    try:
+        data = json.loads(Path(text).read_text(encoding="utf-8")) if Path(text).is_file() else json.loads(text)
+        recipe = Recipe.from_json(data["recipe"] if "recipe" in data else data)
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        click.echo(f"error: --recipe {text[:80]}: not a recipe ({type(exc).__name__}: {exc}); give the JSON "
+                   "object a queue sidecar holds under \"recipe\", or the sidecar's path", err=True)
+        sys.exit(EXIT_USAGE)
+    built = MutantBuilder(all_operators()).build(program, recipe)
+    if built.mutant is None:
+        click.echo(f"error: the recipe makes no mutant of {path} (every operator it names declined)", err=True)
+        sys.exit(EXIT_FINDINGS)
+    _show(program, built.mutant, f"# {built.mutant.provenance}", whole=whole)
 
 
 def _single(mutator: Mutator, program, rng: random.Random):  # type: ignore[no-untyped-def]

@@ -4,26 +4,28 @@ from __future__ import annotations
 
 import json
 import sys
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import as_completed
 
 import click
 from rich.console import Console
 from rich.table import Table
 
-from mutator.check import Checker, CheckResult
+from mutator.check import Checker, CheckResult, CheckTask
 from mutator.check_json import check_to_json, verdict_style
-from mutator.commands.common import EXIT_FINDINGS, EXIT_USAGE, run_options
+from mutator.commands.common import EXIT_FINDINGS, EXIT_USAGE, open_executor, ray_option, run_options
 from mutator.commands.progress import progress
-from mutator.exec.pool import PoolError, WorkerPool
+from mutator.exec import ExecutorError
 from mutator.observation import RunConfig
 from mutator.program import load_programs
 
 
 @click.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True))
+@ray_option
 @run_options
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON array instead of a table.")
-def run(paths: tuple[str, ...], backend: str, timeout: float, memory_mb: int, jobs: int | None, as_json: bool) -> None:
+def run(paths: tuple[str, ...], ray_address: str | None, backend: str, timeout: float, memory_mb: int,
+        jobs: int | None, as_json: bool) -> None:
     """Judge each program (files or directories): does torch.compile get it right?
 
     Exit status: 0 when no program has a bug verdict, 1 when at least one has, 2 for
@@ -38,9 +40,9 @@ def run(paths: tuple[str, ...], backend: str, timeout: float, memory_mb: int, jo
         sys.exit(EXIT_USAGE)
     config = RunConfig(backend=backend, timeout=timeout, memory_mb=memory_mb)
     try:
-        with WorkerPool(workers=jobs, config=config) as pool:
-            results = _check_all(Checker(pool), programs, pool.size, show_progress=not as_json)
-    except PoolError as exc:
+        with open_executor(jobs=jobs, config=config, ray_address=ray_address) as executor:
+            results = _check_all(Checker(executor), programs, show_progress=not as_json)
+    except ExecutorError as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(EXIT_USAGE)
     except KeyboardInterrupt:
@@ -56,14 +58,15 @@ def run(paths: tuple[str, ...], backend: str, timeout: float, memory_mb: int, jo
         sys.exit(EXIT_USAGE)
 
 
-def _check_all(checker: Checker, programs: list, workers: int, *, show_progress: bool) -> list[CheckResult]:
-    # Each check keeps two runs in flight, so two checks per worker keep every worker busy.
+def _check_all(checker: Checker, programs: list, *, show_progress: bool) -> list[CheckResult]:
+    """Every program's check at once (the executor's queue holds them; no thread waits per check)."""
     results: dict[int, CheckResult] = {}
-    with ThreadPoolExecutor(max_workers=max(2, workers * 2)) as executor, \
-            progress(len(programs), "checking", enabled=show_progress) as bar:
-        futures = {executor.submit(checker.check, p): i for i, p in enumerate(programs)}
+    with progress(len(programs), "checking", enabled=show_progress) as bar:
+        futures = {checker.submit(CheckTask(p)): i for i, p in enumerate(programs)}
         for future in as_completed(futures):
-            results[futures[future]] = future.result()
+            reply = future.result()
+            assert reply.result is not None
+            results[futures[future]] = reply.result
             bar.advance()
     return [results[i] for i in range(len(programs))]
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import IO
 
 from mutator.check import NORMAL, CheckReply, CheckTask
-from mutator.exec import sandbox, wire
+from mutator.exec import ExecutorError, sandbox, wire
 from mutator.exec.protocol import CheckJob, Done, Job, Ready, Stop
 from mutator.observation import ExecResult, Mode, Outcome, RunConfig
 from mutator.program import Program
@@ -32,7 +32,7 @@ START_TIMEOUT = 300.0  # importing torch and warming up on a loaded machine
 REPLY_MARGIN = 30.0  # beyond the run's own timeout, before the worker itself is presumed stuck
 
 
-class PoolError(RuntimeError):
+class PoolError(ExecutorError):
     """The pool cannot work at all (workers fail to start); not about any program."""
 
 

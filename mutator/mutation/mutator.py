@@ -34,6 +34,7 @@ MAX_TRIES = 12  # operators tried per step before the step gives up (most declin
 CONTEXT_CACHE = 256  # parsed programs kept by a builder
 FAMILY_MEMORY = 0.9  # weight of the past in a family's recent yield, per mutant recorded
 FAMILY_FLOOR = 0.05  # added to every family's yield: the exploration share
+PLAN_REFRESH = 64  # plans drawn from one table of operator weights before it is made again
 
 
 @dataclass
@@ -146,15 +147,39 @@ class Mutator:
             self._families[op.family].append(op)
         self.family_yield: dict[str, float] = {family: 1.0 for family in (*self._families, *extra_families)}
         self.builder = MutantBuilder(self.operators)  # for mutants built in this process
+        self._table: tuple[list[str], list[float]] | None = None  # operator ids, cumulative weights
+        self._plans = 0
 
     def plan(self, rng: random.Random) -> Recipe:
         """What to try for one mutant: 1..max_stack stacked steps (fewer is likelier), each
-        with MAX_TRIES operators by family yield and usefulness (most decline on some programs)."""
+        with MAX_TRIES operators by family yield and usefulness (most decline on some programs).
+        Drawn as `choose` draws (a family by yield, an operator by usefulness within it) from
+        a table of both made every PLAN_REFRESH plans: a driver plans a thousand times a second."""
         depth = 1
         while depth < self.max_stack and rng.random() < 0.4:
             depth += 1
-        plan = tuple(tuple(self.choose(rng).id for _ in range(MAX_TRIES)) for _ in range(depth))
+        if self._table is None or self._plans % PLAN_REFRESH == 0:
+            self._table = self._operator_table()
+        self._plans += 1
+        ids, cumulative = self._table
+        plan = tuple(tuple(rng.choices(ids, cum_weights=cumulative, k=MAX_TRIES)) for _ in range(depth))
         return Recipe(plan, rng.getrandbits(32))
+
+    def _operator_table(self) -> tuple[list[str], list[float]]:
+        """Every operator's probability of being chosen: its family's by recent yield, times its
+        own within the family by usefulness; cumulated."""
+        families = sorted(self._families)
+        total = sum(FAMILY_FLOOR + self.family_yield[f] for f in families)
+        ids, cumulative, running = [], [], 0.0
+        for family in families:
+            ops = self._families[family]
+            weights = [self.stats[op.id].weight() for op in ops]
+            share = (FAMILY_FLOOR + self.family_yield[family]) / total / sum(weights)
+            for op, weight in zip(ops, weights):
+                running += share * weight
+                ids.append(op.id)
+                cumulative.append(running)
+        return ids, cumulative
 
     def built(self, built: Built) -> None:
         """Count what a recipe's build tried and applied (wherever it was built)."""
