@@ -131,7 +131,9 @@ class Fuzzer:
         """Dry-run every seed: valid ones enter the queue; invalid, unstable or buggy ones are set aside."""
         jobs = [_Job(CheckTask(p, slim=True, coverage_key=self.coverage.key), None, seed_path=p.name)
                 for p in programs]
-        self._drain(iter(jobs), Budget(), on_progress)
+        if self.sync is not None:
+            self.sync.learn(self.store)
+        self._drain(iter(jobs), Budget(), on_progress, pull=False)
         self.campaign.save_set_aside(self.set_aside)
         if not self.corpus.entries:
             raise CampaignError(f"no usable seed: all {len(jobs)} were set aside (see set_aside.json)")
@@ -168,8 +170,8 @@ class Fuzzer:
                              slim=True, coverage_key=self.coverage.key)
             yield _Job(task, parent)
 
-    def _drain(self, jobs: Iterator[_Job], budget: Budget,
-               on_progress: Callable[[dict[str, Any]], None] | None) -> None:
+    def _drain(self, jobs: Iterator[_Job], budget: Budget, on_progress: Callable[[dict[str, Any]], None] | None,
+               *, pull: bool = True) -> None:
         started, executed, pending = time.monotonic(), 0, 0
         replies: queue.SimpleQueue[tuple[Future[CheckReply], _Job]] = queue.SimpleQueue()
         last_progress = 0.0
@@ -195,7 +197,8 @@ class Fuzzer:
                 executed += self._receive(job, future.result())
             self.collect_reductions()
             self.collect_llm()
-            self.pull_peers()
+            if pull:
+                self.pull_peers()
             if on_progress is not None and time.monotonic() - last_progress >= PROGRESS_EVERY:
                 last_progress = time.monotonic()
                 on_progress(self.snapshot())

@@ -77,6 +77,16 @@ class Sync:
     def due(self) -> bool:
         return self._last is None or self._clock() - self._last >= self.every
 
+    def learn(self, store: FindingStore) -> None:
+        """The peers' signatures only (before a dry run, so that a seed that hits one of them
+        is not filed as new; their queue entries come after it, as AFL's instances do)."""
+        for peer in self.peers():
+            try:
+                self._learn_signatures(peer, store)
+            except (OSError, ValueError, KeyError, TypeError) as exc:
+                self.stats.last_error = f"{peer.name}: {type(exc).__name__}: {exc}"[:300]
+        self.stats.known_signatures = len(store.known)
+
     def pull(self, corpus: Corpus, coverage: CoverageMap, store: FindingStore, *, found_at: float) -> int:
         """One round: import what the peers have that adds features, learn their signatures.
         Returns how many entries were imported; a peer that cannot be read is skipped (its

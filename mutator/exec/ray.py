@@ -108,6 +108,7 @@ class RayExecutor:
                 raise RayUnavailable(f"cannot reach the Ray cluster at {address or 'a local instance'}: {exc}") \
                     from None
             self._started_ray = True
+            _raylet_messages_to_stderr()
         self.size = workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
         actor_class = ray.remote(num_cpus=1, max_restarts=-1, max_task_retries=0)(WorkerActor)
         self._actors = [_Actor(actor_class.remote(self.coverage)) for _ in range(self.size)]
@@ -233,15 +234,24 @@ class RayExecutor:
             actor.state, actor.task = "restarting", None
         self._await_ready(actor)  # Ray restarts it; it takes work once warm again
 
-    def _await_ready(self, actor: _Actor) -> None:
+    def _await_ready(self, actor: _Actor, *, since: float | None = None) -> None:
+        """Ask `actor` for its Ready: at once when it starts; after a death, until Ray has
+        restarted it (a call to a restarting actor can fail as unavailable: asked again every
+        second, for at most START_TIMEOUT)."""
         reply = actor.handle.ready.remote().future()
-        reply.add_done_callback(lambda done: self._actor_ready(actor, done))
+        reply.add_done_callback(lambda done: self._actor_ready(actor, done, since))
 
-    def _actor_ready(self, actor: _Actor, done: Future[Any]) -> None:
+    def _actor_ready(self, actor: _Actor, done: Future[Any], since: float | None) -> None:
         first = actor.pid is None
         try:
             ready: Ready = done.result()
-        except Exception as exc:  # noqa: BLE001 - the actor could not start (its constructor raised)
+        except Exception as exc:  # noqa: BLE001 - the actor could not start, or is not back yet
+            since = since if since is not None else time.monotonic()
+            if not first and not self._closed and time.monotonic() - since < START_TIMEOUT:
+                timer = threading.Timer(1.0, self._await_ready, args=(actor,), kwargs=dict(since=since))
+                timer.daemon = True
+                timer.start()
+                return
             with self._lock:
                 actor.state = "stopped"
                 self._start_errors.append(f"{type(exc).__name__}: {exc}"[:2000])
@@ -288,3 +298,21 @@ def _lost(message: Job | CheckJob, actor: _Actor, exc: BaseException) -> ExecRes
     if isinstance(message, CheckJob):
         return CheckReply(None, lost=detail)
     return ExecResult(program=message.program.name, mode=message.mode, outcome=Outcome.LOST, detail=detail)
+
+
+def _raylet_messages_to_stderr() -> None:
+    """Ray prints the raylet's messages to the driver (an actor died: which the executor
+    reports as a lost run) on stdout, where `mutate run --json` prints its JSON: send them
+    to stderr. `print_to_stdstream` is Ray's internal printer; where a Ray version has
+    none, its messages stay where Ray puts them."""
+    import ray._private.worker as ray_worker
+
+    printer = getattr(ray_worker, "print_to_stdstream", None)
+    if printer is None or getattr(printer, "_to_stderr", False):
+        return
+
+    def to_stderr(data: dict[str, Any], *args: Any, **kwargs: Any) -> None:
+        printer({**data, "is_err": True}, *args, **kwargs)
+
+    to_stderr._to_stderr = True  # type: ignore[attr-defined]
+    ray_worker.print_to_stdstream = to_stderr

@@ -1,0 +1,89 @@
+"""Two instances of one campaign on one sync directory, AFL style, through the command line:
+the second takes the first's entries that add features (named `sync:`), knows its findings
+(not filed as new), and `mutate report` over both shows each signature once."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.integration
+
+ROOT = Path(__file__).resolve().parents[2]
+PASSING = """
+    import torch
+    def fn(x):
+        y = x.sin() + 1
+        return y * 2
+    def inputs():
+        return (torch.ones(3),)
+"""
+FAILING = """
+    import torch
+    def fn(x):
+        if torch.compiler.is_compiling():  # a divergence on purpose: only the compiled run adds
+            return x + 1
+        return x * 1
+    def inputs():
+        return (torch.ones(3),)
+"""
+
+
+def cli(*args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
+    return subprocess.run([sys.executable, str(ROOT / "cli.py"), *args], capture_output=True, text=True,
+                          timeout=900, cwd=ROOT, env=env)
+
+
+def seed_finding(campaign: Path) -> dict:
+    """The finding the failing seed hit in the dry run (its mutants may find others)."""
+    records = [json.loads(p.read_text()) for p in (campaign / "findings").glob("*/finding.json")]
+    [record] = [r for r in records if r["history"][0]["provenance"].endswith("failing.py")]
+    return record
+
+
+def test_two_synced_instances_share_entries_and_findings(tmp_path: Path):
+    seeds = tmp_path / "seeds"
+    seeds.mkdir()
+    (seeds / "passing.py").write_text(textwrap.dedent(PASSING).lstrip())
+    (seeds / "failing.py").write_text(textwrap.dedent(FAILING).lstrip())
+    sync = tmp_path / "sync"
+    common = ("--sync-dir", str(sync), "--corpus", str(seeds), "--no-ui", "--no-reduce", "-j", "2")
+    first = cli("fuzz", "--name", "a", "--max-execs", "14", *common)
+    assert first.returncode == 0, first.stderr[-3000:]
+    found = seed_finding(sync / "a")
+    assert found["signature"]["kind"] == "MISMATCH" and not found["known_from"]
+    a_entries = sorted((sync / "a" / "queue").glob("id:*.json"))
+    assert len(a_entries) >= 2, "the first instance kept mutants"
+
+    second = cli("fuzz", "--name", "b", "--max-execs", "4", "--sync-every", "1s", *common)
+    assert second.returncode == 0, second.stderr[-3000:]
+    b = sync / "b"
+    synced = sorted((b / "queue").glob("id:*,sync:a,src:*.py"))
+    assert synced, sorted(p.name for p in (b / "queue").iterdir())
+    peer_id = int(synced[0].name.split("src:")[1][:6])
+    original = next(p for p in (sync / "a" / "queue").glob(f"id:{peer_id:06d},*.py"))
+    assert synced[0].read_text() == original.read_text()
+    assert json.loads(synced[0].with_suffix(".json").read_text())["provenance"] == f"sync:a:{peer_id:06d}"
+    again = seed_finding(b)
+    assert again["signature"] == found["signature"] and again["known_from"] == "a"  # filed, but not as new
+    stats = json.loads((b / "stats.json").read_text())
+    known = [json.loads(p.read_text()) for p in (b / "findings").glob("*/finding.json")]
+    assert stats["snapshot"]["known_from_peers"] == sum(1 for f in known if f["known_from"]) >= 1
+    assert stats["snapshot"]["findings"] == sum(1 for f in known if not f["known_from"])
+    assert stats["snapshot"]["sync"]["imported"] == len(synced)
+    assert "sync:" in second.stdout and "entries taken from peers" in second.stdout
+
+    report = cli("report", str(sync / "a"), str(b), "--json", "--no-ablation")
+    assert report.returncode == 0, report.stderr[-3000:]
+    rows = json.loads(report.stdout)
+    assert len({row["signature"] for row in rows}) == len(rows)  # each signature once
+    [row] = [row for row in rows if row["directory"] == found["directory"]]
+    assert row["campaign"] == str(sync / "a") and row["also_in"] == [str(b / again["directory"])]
+    assert row["hits"] == found["hits"] + again["hits"]
