@@ -31,7 +31,6 @@ from mutator.features import semantic_features
 from mutator.findings import FindingStore
 from mutator.harvest.extract import (ExtractionError, ExtractionFailed, NotHarvested, extract, is_test_file,
                                      one_line)
-from mutator.exec.pool import PoolError
 from mutator.program import Program, ProgramError, discover, parse_source, read_source
 from mutator.verdict import Verdict
 
@@ -167,7 +166,8 @@ class Harvester:
             for candidate, future in zip(found, futures):
                 try:
                     result = future.result()
-                except PoolError as exc:
+                except Exception as exc:  # noqa: BLE001 - no worker could run it, or a bug of ours in
+                    # checking it: either costs this candidate, never the harvest
                     report.fail(candidate.origin, f"check failed: {one_line(exc)}")
                 else:
                     self._judge(candidate, result, report)

@@ -146,6 +146,18 @@ def test_a_check_that_raises_costs_that_program(tmp_path: Path):
     assert report.failures[0]["reason"] == "check failed: PoolError: a worker failed to start (exit status 1)"
 
 
+def test_a_bug_of_ours_in_checking_one_program_costs_that_program(tmp_path: Path):
+    def oracle_bug(program: Program) -> CheckResult:
+        if "lambda t: -t" in program.source:
+            raise AttributeError("'NoneType' object has no attribute 'calls'")
+        return passing(program)
+
+    (tmp_path / "test_good.py").write_text(GOOD)
+    report = harvester(tmp_path / "out", oracle_bug).harvest([tmp_path / "test_good.py"])
+    assert written_tests(tmp_path / "out", report) == {"test_doubles"}
+    assert report.failures[0]["reason"].startswith("check failed: AttributeError")
+
+
 def test_a_program_that_cannot_be_written_costs_that_program(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     write_text = storage.write_text
 
