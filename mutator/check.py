@@ -12,12 +12,13 @@ else, and then the judgement is made again without them. A program is UNSTABLE o
 its eager runs differ in outcome, exceptions or calls, or in what a compiled call
 returns or mutates.
 
-The first pass is a `CheckTask` that one worker does whole (`first_pass`): it builds the
-mutant when the task carries a recipe, runs it eagerly and compiled, judges, and for an
-invalid mutant tries the repair rules; the driver only confirms bug verdicts. An
-executor that cannot take tasks (`submit_check`) gets the two runs submitted side by
-side and the same first pass done here. Nothing blocks a thread per check: `submit`
-returns a future completed by callbacks.
+The first pass of the fuzz loop's checks is a `CheckTask` that one worker does whole
+(`first_pass`): it builds the mutant when the task carries a recipe, runs it eagerly and
+compiled, judges, and for an invalid mutant tries the repair rules; the driver only
+confirms bug verdicts. A program checked on its own, or on an executor that cannot take
+tasks (`submit_check`), gets its two runs submitted side by side and the same first pass
+done here. Nothing blocks a thread per check: `submit` returns a future completed by
+callbacks.
 """
 
 from __future__ import annotations
@@ -221,7 +222,11 @@ class Checker:
         """Start one check; the future's reply carries a confirmed result."""
         done: Future[CheckReply] = Future()
         submit_check = getattr(self._runner, "submit_check", None)
-        if submit_check is not None:
+        # The loop's tasks (a recipe to build, coverage to report) go to one worker whole: the
+        # driver then pays for a reply, not for two runs and a judgement. A program checked on
+        # its own (mutate run, harvest, a reduction's checks) runs eager and compiled side by
+        # side on two workers: the shortest wait for its verdict.
+        if submit_check is not None and (task.recipe is not None or task.coverage_key):
             first = submit_check(task, self._config, priority=priority)
             first.add_done_callback(_guarded(done, lambda f: self._first_done(task, f.result(), done)))
         else:

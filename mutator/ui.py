@@ -46,7 +46,9 @@ def status_line(s: dict[str, Any]) -> str:
                if s.get("reduced") or s.get("reducing") else "")
             + (f"  repaired {_repaired(s)}/{s['repair_tried']}" if s.get("repair_tried") else "")
             + (f"  llm {s['llm']['calls']} calls {s['llm']['prompt_tokens'] + s['llm']['completion_tokens']} tokens"
-               if s.get("llm") else ""))
+               if s.get("llm") else "")
+            + (f"  synced {s['sync']['imported']} entries, {s.get('known_from_peers', 0)} findings known from peers"
+               if s.get("sync") else ""))
 
 
 def _repaired(s: dict[str, Any]) -> int:
@@ -173,11 +175,25 @@ def render(s: dict[str, Any], title: str) -> Panel:
         applied = c.get("applied", 0)
         families.add_row(family, str(applied), f"{c.get('valid', 0) / applied:.0%}" if applied else "-",
                          str(c.get("new", 0)), str(c.get("findings", 0)))
-    workers = " ".join(s["workers"]) or "-"
     extra = "\n".join(origin_lines(s))
+    sync = s.get("sync")
+    if sync:
+        extra = "\n".join(filter(None, [extra, f"sync: {sync['imported']} entries taken from peers in "
+                                               f"{sync['rounds']} rounds; {s.get('known_from_peers', 0)} findings "
+                                               "known from peers"]))
     return Panel(Group(top, findings, families, *([extra] if extra else []),
-                       f"workers: {workers}   lost runs: {s['lost']}"),
+                       f"workers: {workers_line(s['workers'])}   lost runs: {s['lost']}"),
                  title=title, subtitle="Ctrl-C stops cleanly")
+
+
+def workers_line(states: list[str]) -> str:
+    """One word per worker for a few; counts by state for many (a cluster's thousand)."""
+    if len(states) <= 16:
+        return " ".join(states) or "-"
+    counts: dict[str, int] = {}
+    for state in states:
+        counts[state] = counts.get(state, 0) + 1
+    return f"{len(states)}: " + ", ".join(f"{n} {state}" for state, n in sorted(counts.items(), key=lambda kv: -kv[1]))
 
 
 def _pairs(title: str, rows: list[tuple[str, str]]) -> Table:

@@ -123,7 +123,10 @@ class WorkerPool:
         self.close()
 
     def _another_can_run(self, handle: _Worker) -> bool:
-        return any(h is not handle and h.state in ("idle", "busy") for h in self._handles)
+        """Whether a run that avoids `handle` can wait for another worker: one that works, or is
+        warming up again after it died (a confirmation's second eager run must not take the
+        first's worker because the other is restarting)."""
+        return any(h is not handle and h.state != "stopped" for h in self._handles)
 
     def health(self) -> list[str]:
         """One word per worker: starting, idle, busy, restarting, stopped."""

@@ -202,7 +202,8 @@ class RayExecutor:
                 heapq.heappush(self._queue, pending)
 
     def _another_can_run(self, actor: _Actor) -> bool:
-        return any(a is not actor and a.state in ("idle", "busy") for a in self._actors)
+        """Whether a run that avoids `actor` can wait for another (one working or restarting)."""
+        return any(a is not actor and a.state != "stopped" for a in self._actors)
 
     def _send(self, actor: _Actor, pending: _Pending) -> bool:
         """Start `pending` on `actor`; False when its caller cancelled it meanwhile."""

@@ -35,6 +35,7 @@ def compiled(value: float, worker: int = 11):
                    worker=worker, features=frozenset({1, 2}), seconds=0.5)
 
 
+LOOP = "coverage-map-key"  # a task of the fuzz loop: it names the map its coverage goes to
 REFERENCE = run(Mode.REFERENCE, calls=[call(result=tensor([1.0], "torch.float64"))])
 
 
@@ -69,7 +70,7 @@ class TaskExecutor:
 
 def test_a_passing_check_is_one_task_and_its_slim_result_keeps_what_the_loop_needs():
     executor = TaskExecutor([(ok(1.0), compiled(1.0))])
-    reply = Checker(executor).submit(CheckTask(SEED, slim=True)).result()
+    reply = Checker(executor).submit(CheckTask(SEED, slim=True, coverage_key=LOOP)).result()
     assert reply.result.verdict is Verdict.PASS and executor.runs == []  # nothing to confirm
     full = compiled(1.0)
     assert reply.result.features == full.features | semantic_features(full) and len(reply.result.features) > 2
@@ -81,7 +82,7 @@ def test_a_passing_check_is_one_task_and_its_slim_result_keeps_what_the_loop_nee
 def test_a_finding_is_confirmed_by_the_driver_on_another_worker_and_keeps_its_full_runs():
     executor = TaskExecutor([(ok(1.0, worker=11), compiled(2.0, worker=11))],
                             eager=[ok(1.0, worker=12)], compiled=[compiled(2.0, worker=12)], reference=[REFERENCE])
-    reply = Checker(executor).submit(CheckTask(SEED, slim=True)).result()
+    reply = Checker(executor).submit(CheckTask(SEED, slim=True, coverage_key=LOOP)).result()
     assert reply.result.verdict is Verdict.MISMATCH
     # the second eager run avoids the first's worker; a float difference gets a float64 run
     assert executor.runs == [(Mode.EAGER, 11), (Mode.COMPILED, None), (Mode.REFERENCE, None)]
@@ -91,7 +92,7 @@ def test_a_finding_is_confirmed_by_the_driver_on_another_worker_and_keeps_its_fu
 def test_a_divergence_that_does_not_reproduce_is_unstable():
     executor = TaskExecutor([(ok(1.0), compiled(2.0))], eager=[ok(1.0, worker=12)], compiled=[compiled(1.0)],
                             reference=[REFERENCE])
-    assert Checker(executor).submit(CheckTask(SEED)).result().result.verdict is Verdict.UNSTABLE
+    assert Checker(executor).submit(CheckTask(SEED, coverage_key=LOOP)).result().result.verdict is Verdict.UNSTABLE
 
 
 def test_a_recipe_is_built_by_the_worker_and_its_mutant_comes_back_with_what_was_tried():
@@ -114,11 +115,12 @@ def test_an_invalid_mutant_comes_back_with_its_repair_request_and_what_the_rules
     both = compiled_run(outcome=Outcome.RAISED, calls=[call(exception=error)], uncaught=error, uncaught_call=0)
     executor = TaskExecutor([(eager, both)] * 2)
     steps = (Step("E2.fake", "fn:5"),)
-    asked = Checker(executor).submit(CheckTask(broken, steps=steps, parent=SEED, repair=True)).result()
+    asked = Checker(executor).submit(CheckTask(broken, steps=steps, parent=SEED, repair=True,
+                                               coverage_key=LOOP)).result()
     assert asked.result.verdict is Verdict.INVALID and asked.request is not None
     assert asked.request.parent == SEED and asked.request.mutant.steps == steps
     assert asked.repaired is not None and "import math" in asked.repaired.program.source  # rule.define_name
-    unasked = Checker(executor).submit(CheckTask(broken, steps=steps, parent=SEED)).result()
+    unasked = Checker(executor).submit(CheckTask(broken, steps=steps, parent=SEED, coverage_key=LOOP)).result()
     assert unasked.request is not None and unasked.repaired is None  # the request feeds invalid/ all the same
 
 
@@ -160,4 +162,12 @@ def test_an_executor_that_fails_fails_the_check_not_silently():
             return future
 
     with pytest.raises(RuntimeError, match="no worker could start"):
-        Checker(Broken()).submit(CheckTask(SEED)).result()
+        Checker(Broken()).submit(CheckTask(SEED, coverage_key=LOOP)).result()
+
+
+def test_a_program_checked_on_its_own_runs_side_by_side_on_two_workers():
+    """`mutate run`, harvest and reductions wait for each verdict: eager and compiled at once."""
+    executor = TaskExecutor([], eager=[ok(1.0, worker=11)], compiled=[compiled(1.0, worker=12)])
+    result = Checker(executor).check(SEED)
+    assert result.verdict is Verdict.PASS and executor.tasks == []
+    assert executor.runs == [(Mode.EAGER, None), (Mode.COMPILED, None)]
