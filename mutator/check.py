@@ -152,26 +152,34 @@ class CheckReply:
     coverage: CoverageReport | None = None
 
 
+def made(task: CheckTask, builder: MutantBuilder | None) -> tuple[CheckTask | None, tuple[str, ...]]:
+    """The task with its mutant built (the program to check, the steps that made it, its
+    parent) and what the recipe tried; None for a recipe with which no operator applied. A
+    task without a recipe is its own."""
+    if task.recipe is None:
+        return task, ()
+    assert builder is not None, "a recipe needs a builder"
+    built = builder.build(task.program, task.recipe)
+    if built.mutant is None:
+        return None, built.tried
+    program = built.mutant.program
+    program = Program(program.source, program.form, task.name or program.name)
+    return dataclasses.replace(task, program=program, recipe=None, steps=built.mutant.steps,
+                               parent=task.program), built.tried
+
+
 def first_pass(task: CheckTask, runs: Callable[[Program], Sequence[ExecResult]], *, oracle: Oracle,
                builder: MutantBuilder | None = None) -> CheckReply:
     """Build (from a recipe), run eager and compiled (`runs`), judge and, for an invalid
     mutant, ask the repair rules: the part of a check that needs no confirmation."""
     from mutator.mutation.operator import Mutant
 
-    program, mutant, tried = task.program, None, ()
-    parent = task.parent
     started = time.process_time()
-    if task.recipe is not None:
-        assert builder is not None, "a recipe needs a builder"
-        built = builder.build(task.program, task.recipe)
-        tried = built.tried
-        if built.mutant is None:
-            return CheckReply(None, tried=tried, build_seconds=time.process_time() - started)
-        made = built.mutant.program
-        program = Program(made.source, made.form, task.name or made.name)
-        mutant, parent = Mutant(program, built.mutant.steps), task.program
-    elif task.steps:
-        mutant = Mutant(program, task.steps)
+    checked, tried = made(task, builder)
+    if checked is None:
+        return CheckReply(None, tried=tried, build_seconds=time.process_time() - started)
+    program = checked.program
+    mutant = Mutant(program, checked.steps) if checked.steps else None
     building = time.process_time() - started
     eager, compiled = runs(program)
     result = CheckResult(program, oracle.judge(eager, compiled, program=program), (eager, compiled))
@@ -180,7 +188,7 @@ def first_pass(task: CheckTask, runs: Callable[[Program], Sequence[ExecResult]],
         from mutator.repair import RepairRequest, repair_by_rules
 
         started = time.process_time()
-        request = RepairRequest.of(result, mutant, parent)
+        request = RepairRequest.of(result, mutant, checked.parent)
         if task.repair and not request.is_repair:
             repaired = repair_by_rules(request)
         building += time.process_time() - started
@@ -234,23 +242,16 @@ class Checker:
         return done
 
     def _first_here(self, task: CheckTask, done: Future[CheckReply]) -> None:
-        """The first pass in this process, its two runs side by side in the runner."""
-        program = task.program
-        if task.recipe is not None:  # built here, once, before the runs
-            built = self.builder().build(task.program, task.recipe)
-            if built.mutant is None:
-                done.set_result(CheckReply(None, tried=built.tried))
-                return
-            made = built.mutant.program
-            program = Program(made.source, made.form, task.name or made.name)
-            steps, tried = built.mutant.steps, built.tried
-            task = dataclasses.replace(task, program=program, recipe=None, steps=steps, parent=task.program)
-        else:
-            tried = ()
-        futures = [self._runner.submit(program, mode, self._config) for mode in (Mode.EAGER, Mode.COMPILED)]
+        """The first pass in this process, its two runs side by side in the runner (a recipe's
+        mutant built here first)."""
+        checked, tried = made(task, self.builder() if task.recipe is not None else None)
+        if checked is None:
+            done.set_result(CheckReply(None, tried=tried))
+            return
+        futures = [self._runner.submit(checked.program, mode, self._config) for mode in (Mode.EAGER, Mode.COMPILED)]
 
         def judged(runs: list[ExecResult]) -> None:
-            reply = first_pass(task, lambda _: runs, oracle=self._oracle)
+            reply = first_pass(checked, lambda _: runs, oracle=self._oracle)
             self._first_done(task, dataclasses.replace(reply, tried=tried), done)
 
         _when_all(futures, done, judged)
@@ -268,20 +269,13 @@ class Checker:
         again) with both runs lost, for the caller to keep in `lost/`."""
         from mutator.mutation.operator import Mutant
 
-        program, mutant, tried = task.program, None, ()
-        if task.recipe is not None:
-            built = self.builder().build(task.program, task.recipe)
-            tried = built.tried
-            if built.mutant is not None:
-                made = built.mutant.program
-                program = Program(made.source, made.form, task.name or made.name)
-                mutant = Mutant(program, built.mutant.steps)
-        elif task.steps:
-            mutant = Mutant(program, task.steps)
+        checked, tried = made(task, self.builder() if task.recipe is not None else None)
+        checked = checked or task  # no mutant: the parent stands for what was lost
+        program = checked.program
         eager, compiled = (ExecResult(program=program.name, mode=mode, outcome=Outcome.LOST, detail=detail)
                            for mode in (Mode.EAGER, Mode.COMPILED))
         result = CheckResult(program, self._oracle.judge(eager, compiled, program=program), (eager, compiled))
-        return CheckReply(result, mutant, tried)
+        return CheckReply(result, Mutant(program, checked.steps) if checked.steps else None, tried)
 
     def builder(self) -> MutantBuilder:
         if self._builder is None:

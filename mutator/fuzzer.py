@@ -128,9 +128,10 @@ class Fuzzer:
 
     # -- the phases ----------------------------------------------------------------------
     def seed(self, programs: Iterable[Program], *, on_progress: Callable[[dict[str, Any]], None] | None = None) -> None:
-        """Dry-run every seed: valid ones enter the queue; invalid, unstable or buggy ones are set aside."""
-        jobs = [_Job(CheckTask(p, slim=True, coverage_key=self.coverage.key), None, seed_path=p.name)
-                for p in programs]
+        """Dry-run every seed: valid ones enter the queue; invalid, unstable or buggy ones are set aside.
+        A seed is checked on its own (eager and compiled side by side, the first verdicts
+        soonest); the workers' coverage reports start with the mutants."""
+        jobs = [_Job(CheckTask(p, slim=True), None, seed_path=p.name) for p in programs]
         if self.sync is not None:
             self.sync.learn(self.store)
         self._drain(iter(jobs), Budget(), on_progress, pull=False)
