@@ -13,19 +13,21 @@ from __future__ import annotations
 
 import builtins
 import keyword
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal, TypeVar
 
 import libcst as cst
 import libcst.matchers as m
-from libcst.metadata import MetadataWrapper, PositionProvider
+from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from mutator.mutation.tree import children as _children
-from mutator.mutation.tree import nodes as _walk
 from mutator.mutation.tree import target_names
 from mutator.program import Program, ProgramForm
 
 Target = Literal["region", "driver", "anywhere"]
+T = TypeVar("T")
 HARNESS_HOOKS = frozenset({"inputs", "drive", "state"})
 ENTRY_METHODS = ("forward", "__call__")
 
@@ -41,37 +43,50 @@ class MutationContext:
     region_ids: dict[int, str]  # id(node) -> qualified name of its region function
     driver_ids: set[int]
     names: set[str]
-    lines: dict[int, int] = field(default_factory=dict)  # id(node) -> line
     candidates: dict[str, list[cst.CSTNode]] = field(default_factory=dict)  # operator id -> its sites here
     parents: dict[int, cst.CSTNode] = field(default_factory=dict)  # id(node) -> its parent
     # names the program binds to compiled callables (`@torch.compile def g`, `g = torch.compile(f)`,
     # `g = torch._dynamo.optimize(...)(f)`) -> the function they run (None when not in this file)
     compiled_names: dict[str, cst.FunctionDef | None] = field(default_factory=dict)
-    _reaching: dict[str, set[int]] = field(default_factory=dict)
+    by_type: dict[str, list[int]] = field(default_factory=dict)  # node type name -> its nodes' ids, in order
+    derived: dict[object, Any] = field(default_factory=dict)  # see `fact`
+    _reaching: dict[tuple[str, frozenset[str] | None], set[int]] = field(default_factory=dict)
+    _lines: dict[int, int] | None = None  # id(node) -> line, made when a site is first named
 
     @classmethod
     def of(cls, program: Program) -> MutationContext:
         module = cst.parse_module(program.source)
-        wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-        positions = wrapper.resolve(PositionProvider)
-        entries, region = _find_region(module, program.form)
+        tree = _Tree(module)
+        entries, region = _find_region(tree, program.form)
         region_ids: dict[int, str] = {}
         for qualname, fn in _qualified(module, region):
-            for node in _walk(fn):
+            for node in tree.walk(fn):
                 region_ids.setdefault(id(node), qualname)
+        by_type: dict[str, list[int]] = defaultdict(list)
+        for node in tree.order:
+            by_type[type(node).__name__].append(id(node))
         return cls(
             program=program,
             module=module,
             entries=entries,
             region=region,
             region_ids=region_ids,
-            driver_ids={id(n) for stmt in _driver_statements(module, program.form) for n in _walk(stmt)}
+            driver_ids={id(n) for stmt in _driver_statements(tree, program.form) for n in tree.walk(stmt)}
             - set(region_ids),
-            names=_all_names(module),
-            lines={id(node): pos.start.line for node, pos in positions.items()},
-            parents={id(child): node for node in _walk(module) for child in _children(node)},
-            compiled_names=_compiled_names(module),
+            names=_all_names(tree),
+            parents={id(child): node for node in tree.order for child in tree.kids[id(node)]},
+            compiled_names=_compiled_names(tree),
+            by_type=dict(by_type),
         )
+
+    def fact(self, key: object, make: Callable[[MutationContext], T]) -> T:
+        """What `make` derives from this program (its scopes, its classes' facts), made once
+        per context and shared by both passes of every operator applied to it: it lives as
+        long as the context does, in whatever cache holds contexts."""
+        try:
+            return self.derived[key]  # type: ignore[no-any-return]
+        except KeyError:
+            return self.derived.setdefault(key, make(self))  # type: ignore[no-any-return]
 
     @property
     def is_harness(self) -> bool:
@@ -84,20 +99,32 @@ class MutationContext:
             return id(node) in self.driver_ids
         return True
 
-    def reaching(self, target: Target) -> set[int] | None:
-        """The ids of every node in `target` and of their ancestors (None: everything)."""
-        if target == "anywhere":
-            return None
-        cached = self._reaching.get(target)
-        if cached is None:
-            inside = self.region_ids.keys() if target == "region" else self.driver_ids
-            cached = set(inside)
-            for node_id in inside:
-                parent = self.parents.get(node_id)
-                while parent is not None and id(parent) not in cached:
-                    cached.add(id(parent))
-                    parent = self.parents.get(id(parent))
-            self._reaching[target] = cached
+    def reaching(self, target: Target, *, hooked: frozenset[str] | None = None) -> set[int] | None:
+        """The ids of every node in `target` and of their ancestors (None: everything);
+        with `hooked` (node type names), of the nodes of those types among them and of
+        their ancestors: the same hooks fire in the same order on a walk of either."""
+        key = (target, hooked)
+        cached = self._reaching.get(key)
+        if cached is not None:
+            return cached
+        if hooked is None:
+            if target == "anywhere":
+                return None
+            inside: Iterable[int] = self.region_ids.keys() if target == "region" else self.driver_ids
+        else:
+            reach = self.reaching(target)  # what the walk without `hooked` visits
+            inside = [node_id for name in hooked for node_id in self.by_type.get(name, ())
+                      if reach is None or node_id in reach]
+        cached = set()
+        for node_id in inside:
+            if node_id in cached:
+                continue
+            cached.add(node_id)
+            parent = self.parents.get(node_id)
+            while parent is not None and id(parent) not in cached:
+                cached.add(id(parent))
+                parent = self.parents.get(id(parent))
+        self._reaching[key] = cached
         return cached
 
     def path_to(self, node: cst.CSTNode) -> set[int]:
@@ -112,6 +139,14 @@ class MutationContext:
         """A site label for provenance: 'forward:12' (function and line)."""
         owner = self.region_ids.get(id(node)) or ("drive" if id(node) in self.driver_ids else "module")
         return f"{owner}:{self.lines.get(id(node), 0)}"
+
+    @property
+    def lines(self) -> dict[int, int]:
+        """id(node) -> its first line. Positions cost a third of making a context, and a
+        context whose operators all decline never names a site."""
+        if self._lines is None:
+            self._lines = {id(node): pos.start.line for node, pos in _positions(self.module).items()}
+        return self._lines
 
     def top_level(self, name: str) -> cst.CSTNode | None:
         """The top-level def, class or assignment binding `name`, if any."""
@@ -142,6 +177,43 @@ class NameAllocator:
         return name
 
 
+def _positions(module: cst.Module) -> Mapping[cst.CSTNode, CodeRange]:
+    """PositionProvider's positions of every node. Its own codegen pass, without the
+    MetadataWrapper, whose resolve first walks the module for batched providers (half the
+    cost, and there are none); the wrapper where that provider's internals have changed."""
+    provider = PositionProvider()
+    try:
+        provider._gen_impl(module)
+        return provider._computed
+    except AttributeError:
+        return MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+
+
+class _Tree:
+    """A module walked once: every node in source order and each node's children, for the
+    dozen walks building a context makes (reading children from a node's fields is most of
+    a walk's cost)."""
+
+    def __init__(self, module: cst.Module) -> None:
+        self.module = module
+        self.order: list[cst.CSTNode] = []
+        self.kids: dict[int, list[cst.CSTNode]] = {}
+        stack: list[cst.CSTNode] = [module]
+        while stack:
+            node = stack.pop()
+            self.order.append(node)
+            found = self.kids[id(node)] = _children(node)
+            stack.extend(reversed(found))
+
+    def walk(self, node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+        """Every node under `node` (one of this module's), in source order."""
+        stack = [node]
+        while stack:
+            current = stack.pop()
+            yield current
+            stack.extend(reversed(self.kids[id(current)]))
+
+
 def _definitions(module: cst.Module) -> tuple[dict[str, cst.FunctionDef], dict[str, cst.ClassDef]]:
     """The module's top-level functions and classes by name."""
     functions = {s.name.value: s for s in module.body if isinstance(s, cst.FunctionDef)}
@@ -149,7 +221,8 @@ def _definitions(module: cst.Module) -> tuple[dict[str, cst.FunctionDef], dict[s
     return functions, classes
 
 
-def _find_region(module: cst.Module, form: ProgramForm) -> tuple[list[cst.FunctionDef], list[cst.FunctionDef]]:
+def _find_region(tree: _Tree, form: ProgramForm) -> tuple[list[cst.FunctionDef], list[cst.FunctionDef]]:
+    module = tree.module
     functions, classes = _definitions(module)
     instances = _instances(module, classes)
     entries: list[cst.FunctionDef] = []
@@ -159,7 +232,7 @@ def _find_region(module: cst.Module, form: ProgramForm) -> tuple[list[cst.Functi
         elif "fn" in instances:
             entries.extend(_entry_methods(classes[instances["fn"]], classes))
     else:
-        entries.extend(_script_entries(module, functions, classes, instances))
+        entries.extend(_script_entries(tree, functions, classes, instances))
     owners = {id(m): name for name, cls in classes.items() for m in _methods(cls, classes)}
     region: list[cst.FunctionDef] = []
     seen: set[int] = set()
@@ -180,7 +253,7 @@ def _find_region(module: cst.Module, form: ProgramForm) -> tuple[list[cst.Functi
             if method.name.value != "__init__" or instances.get("fn") != name:
                 work.append(method)
             else:
-                for referenced in _referenced_names(method):
+                for referenced in _referenced_names(tree, method):
                     if referenced in classes:
                         add_class(referenced)
 
@@ -193,7 +266,7 @@ def _find_region(module: cst.Module, form: ProgramForm) -> tuple[list[cst.Functi
             continue
         seen.add(id(fn))
         region.append(fn)
-        for name in _referenced_names(fn):
+        for name in _referenced_names(tree, fn):
             if name in HARNESS_HOOKS:
                 continue
             if name in functions:
@@ -203,11 +276,11 @@ def _find_region(module: cst.Module, form: ProgramForm) -> tuple[list[cst.Functi
     return entries, region
 
 
-def _script_entries(module: cst.Module, functions: dict[str, cst.FunctionDef], classes: dict[str, cst.ClassDef],
+def _script_entries(tree: _Tree, functions: dict[str, cst.FunctionDef], classes: dict[str, cst.ClassDef],
                     instances: dict[str, str]) -> list[cst.FunctionDef]:
     entries: list[cst.FunctionDef] = []
     local: dict[str, cst.FunctionDef] = {}  # the last function of each name defined so far, at any depth
-    for node in _walk(module):
+    for node in tree.order:
         if isinstance(node, cst.FunctionDef):
             local[node.name.value] = node
             if any(_is_compile(d.decorator) for d in node.decorators):
@@ -228,12 +301,12 @@ def _script_entries(module: cst.Module, functions: dict[str, cst.FunctionDef], c
     return entries
 
 
-def _compiled_names(module: cst.Module) -> dict[str, cst.FunctionDef | None]:
-    functions, classes = _definitions(module)
-    instances = _instances(module, classes)
+def _compiled_names(tree: _Tree) -> dict[str, cst.FunctionDef | None]:
+    functions, classes = _definitions(tree.module)
+    instances = _instances(tree.module, classes)
     found: dict[str, cst.FunctionDef | None] = {}
     local: dict[str, cst.FunctionDef] = {}
-    for node in _walk(module):
+    for node in tree.order:
         if isinstance(node, cst.FunctionDef):
             local[node.name.value] = node
         if isinstance(node, cst.FunctionDef) and any(_is_compile(d.decorator) for d in node.decorators):
@@ -303,9 +376,9 @@ def _entry_methods(cls: cst.ClassDef, classes: dict[str, cst.ClassDef]) -> list[
     return [methods[name] for name in ENTRY_METHODS if name in methods][:1]
 
 
-def _referenced_names(fn: cst.FunctionDef) -> set[str]:
+def _referenced_names(tree: _Tree, fn: cst.FunctionDef) -> set[str]:
     names: set[str] = set()
-    for node in _walk(fn.body):
+    for node in tree.walk(fn.body):
         if isinstance(node, cst.Name):
             names.add(node.value)
         elif isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self":
@@ -323,7 +396,8 @@ def _qualified(module: cst.Module, region: list[cst.FunctionDef]) -> list[tuple[
     return [(owners.get(id(fn), fn.name.value), fn) for fn in region]
 
 
-def _driver_statements(module: cst.Module, form: ProgramForm) -> list[cst.CSTNode]:
+def _driver_statements(tree: _Tree, form: ProgramForm) -> list[cst.CSTNode]:
+    module = tree.module
     if form is ProgramForm.HARNESS:
         return [s for s in module.body if isinstance(s, cst.FunctionDef) and s.name.value == "drive"]
     top = [
@@ -332,25 +406,25 @@ def _driver_statements(module: cst.Module, form: ProgramForm) -> list[cst.CSTNod
         and not (isinstance(s, cst.SimpleStatementLine) and all(
             isinstance(b, (cst.Import, cst.ImportFrom)) for b in s.body))
     ]
-    return top + _compiling_functions(module)
+    return top + _compiling_functions(tree)
 
 
-def _compiling_functions(module: cst.Module) -> list[cst.FunctionDef]:
+def _compiling_functions(tree: _Tree) -> list[cst.FunctionDef]:
     """Functions and methods whose own body compiles something and calls it (a test method)."""
     found: list[cst.FunctionDef] = []
-    for node in _walk(module):
+    for node in tree.order:
         if isinstance(node, cst.FunctionDef) and not any(_is_compile(d.decorator) for d in node.decorators):
-            own = [n for n in _walk(node.body) if isinstance(n, cst.Call) and _is_compile(n.func)]
-            inner_decorated = [n for n in _walk(node.body) if isinstance(n, cst.FunctionDef)
+            own = [n for n in tree.walk(node.body) if isinstance(n, cst.Call) and _is_compile(n.func)]
+            inner_decorated = [n for n in tree.walk(node.body) if isinstance(n, cst.FunctionDef)
                                and any(_is_compile(d.decorator) for d in n.decorators)]
             if own or inner_decorated:
                 found.append(node)
     return found
 
 
-def _all_names(module: cst.Module) -> set[str]:
+def _all_names(tree: _Tree) -> set[str]:
     names: set[str] = set()
-    for node in _walk(module):
+    for node in tree.order:
         if isinstance(node, cst.Name):
             names.add(node.value)
         elif isinstance(node, cst.Attribute):

@@ -123,7 +123,9 @@ class MutantBuilder:
         ctx = MutationContext.of(program)
         self._contexts[key] = ctx
         if len(self._contexts) > self._cache:
-            self._contexts.popitem(last=False)
+            # What operators derived from a context may refer back to it: break the cycle, or
+            # in a worker, whose heap is frozen before each fork, it would never be freed.
+            self._contexts.popitem(last=False)[1].derived.clear()
         return ctx
 
 

@@ -171,8 +171,9 @@ def _apply(op: type[Operator], ctx: MutationContext, rng: random.Random) -> Muta
     candidates = ctx.candidates.get(op.id)
     if candidates is None:  # the counting pass depends only on the program: once per context
         counter = op(ctx, rng)
-        counter._path = ctx.reaching(op.TARGET)
-        ctx.module.visit(counter)
+        counter._path = ctx.reaching(op.TARGET, hooked=hooked_types(op, counter))
+        if counter._path is None or counter._path:  # empty: no node a hook of op fires on
+            ctx.module.visit(counter)
         candidates = ctx.candidates[op.id] = counter._candidates
     if not candidates:
         return Declined(op.id, op(ctx, rng).no_site_reason())
@@ -191,6 +192,41 @@ def _apply(op: type[Operator], ctx: MutationContext, rng: random.Random) -> Muta
     except (SyntaxError, ValueError, ProgramError) as exc:  # a bug in the operator: say so, don't ship it
         return Declined(op.id, f"operator produced an invalid program: {exc}")
     return Mutant(program, (Step(op.id, ctx.where(rewriter._chosen)),))
+
+
+_HOOKED: dict[type, frozenset[str] | None] = {}
+_GENERIC_HOOKS = ("on_visit", "on_leave", "on_visit_attribute", "on_leave_attribute")
+
+
+def hooked_types(op: type[Operator], instance: Operator) -> frozenset[str] | None:
+    """The names of the node types `op`'s hooks fire on (`leave_Call`, `visit_Subscript_slice`,
+    `@m.leave(m.Call(...))`), or None when it cannot tell (a generic hook, a matcher that
+    is not one node type): the counting pass need only walk those nodes and their ancestors,
+    since libcst calls a hook on a node of exactly its type and nothing else runs a hook."""
+    if op in _HOOKED:
+        return _HOOKED[op]
+    names: set[str] | None = set()
+    for klass in op.__mro__:
+        if klass in Operator.__mro__:
+            continue
+        for attr in vars(klass):
+            if attr in _GENERIC_HOOKS:
+                names = None
+                break
+            prefix, _, rest = attr.partition("_")
+            if prefix in ("visit", "leave") and rest[:1].isupper():
+                names.add(rest.split("_", 1)[0])
+        if names is None:
+            break
+    if names is not None:
+        for matcher in (*instance._extra_visit_funcs, *instance._extra_leave_funcs):
+            node_type = getattr(cst, type(matcher).__name__, None)
+            if not (isinstance(node_type, type) and issubclass(node_type, cst.CSTNode)):
+                names = None
+                break
+            names.add(node_type.__name__)
+    _HOOKED[op] = result = frozenset(names) if names is not None else None
+    return result
 
 
 _GATHERED: dict[type, tuple[dict[Any, tuple[Any, ...]], dict[Any, tuple[Any, ...]], dict[Any, None]]] = {}

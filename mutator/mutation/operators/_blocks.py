@@ -15,9 +15,10 @@ from dataclasses import dataclass
 import libcst as cst
 import libcst.matchers as m
 
+from mutator.mutation.context import MutationContext
 from mutator.mutation.operator import Operator
 from mutator.mutation.operators._templates import build
-from mutator.mutation.tree import after_docstring, children, code, names_in_target
+from mutator.mutation.tree import after_docstring, children, code, names_in_target, nodes
 
 MAX_RUN = 4  # statements moved under one new construct; short runs keep mutants readable
 
@@ -58,14 +59,18 @@ TEMPLATE_NAMES = frozenset({
 TORCH_HANDLERS = frozenset({"__torch_function__", "__torch_dispatch__"})
 
 
+_BINDERS = (cst.Param, cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.For, cst.CompFor, cst.WithItem,
+            cst.ExceptHandler, cst.NamedExpr, cst.FunctionDef, cst.ClassDef, cst.Import, cst.ImportFrom)
+
+
 def shadowing_names(node: cst.CSTNode) -> set[str]:
     """Every name `node` binds anywhere inside it: parameters, assignment, loop, with, except and
     import targets, definitions (an over-approximation of its scopes' bindings, which is what a
     check for shadowed builtins wants). `import os` binds os to os itself: only `as` renames count."""
     found: set[str] = set()
-    for binder in m.findall(node, m.Param() | m.AssignTarget() | m.AugAssign() | m.AnnAssign() | m.For()
-                            | m.CompFor() | m.WithItem() | m.ExceptHandler() | m.NamedExpr()
-                            | m.FunctionDef() | m.ClassDef() | m.Import() | m.ImportFrom()):
+    for binder in nodes(node):
+        if not isinstance(binder, _BINDERS):
+            continue
         if isinstance(binder, (cst.Param, cst.FunctionDef, cst.ClassDef)):
             found.add(binder.name.value)
         elif isinstance(binder, cst.Import):
@@ -154,15 +159,20 @@ def parenthesized(value: cst.BaseExpression) -> cst.BaseExpression:
     return value
 
 
+def _module_bound(ctx: MutationContext) -> set[str]:
+    """Every name the module binds at its top level (and inside its statements)."""
+    return {n for stmt in ctx.module.body for n in (
+        {stmt.name.value} if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)) else shadowing_names(stmt))}
+
+
 class BlockOperator(Operator):
     """Base for operators whose sites are blocks, or statements of blocks, of functions in the region."""
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
-        self._scopes = FunctionScopes.of(self.ctx.module)
-        self._module_bound = {n for stmt in self.ctx.module.body for n in (
-            {stmt.name.value} if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)) else shadowing_names(stmt))}
-        self._clean: dict[int, bool] = {}
+        self._scopes = self.ctx.fact(FunctionScopes, lambda ctx: FunctionScopes.of(ctx.module))
+        self._module_bound = self.ctx.fact(_module_bound, _module_bound)
+        self._clean: dict[int, bool] = self.ctx.fact(BlockOperator.hosts_code, lambda ctx: {})
 
     def in_function_block(self, block: cst.CSTNode) -> bool:
         """Is `block` a block of a function that can host inserted code (see `hosts_code`)?"""

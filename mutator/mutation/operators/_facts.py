@@ -9,7 +9,6 @@ the operator bases built on it.
 
 from __future__ import annotations
 
-from collections import OrderedDict
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -49,21 +48,10 @@ class ClassInfo:
 class ProgramFacts:
     """Static facts about one program, computed from its tree (no code is run)."""
 
-    _cache: OrderedDict[int, tuple[cst.Module, ProgramFacts]] = OrderedDict()
-
     @classmethod
     def of(cls, ctx: MutationContext) -> ProgramFacts:
         """The facts of `ctx`'s tree, shared by the operators applied to it (both passes, all operators)."""
-        key = id(ctx.module)
-        hit = cls._cache.get(key)
-        if hit is not None and hit[0] is ctx.module:
-            cls._cache.move_to_end(key)
-            return hit[1]
-        facts = cls(ctx)
-        cls._cache[key] = (ctx.module, facts)
-        if len(cls._cache) > 64:
-            cls._cache.popitem(last=False)
-        return facts
+        return ctx.fact(cls, cls)
 
     def __init__(self, ctx: MutationContext) -> None:
         self.ctx = ctx

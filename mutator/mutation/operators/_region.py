@@ -9,9 +9,7 @@ use it to stay correct.
 from __future__ import annotations
 
 import random
-import threading
 from collections.abc import Iterator
-from typing import ClassVar
 
 import libcst as cst
 
@@ -27,21 +25,9 @@ class RegionMap:
     with per-function caches of the names a region function binds and reads.
     """
 
-    _cache: ClassVar[dict[int, tuple[MutationContext, RegionMap]]] = {}
-    _CACHE_SIZE: ClassVar[int] = 16
-    _lock: ClassVar[threading.Lock] = threading.Lock()
-
     @classmethod
     def of(cls, ctx: MutationContext) -> RegionMap:
-        with cls._lock:
-            hit = cls._cache.get(id(ctx))
-            if hit is not None and hit[0] is ctx:
-                return hit[1]
-            if len(cls._cache) >= cls._CACHE_SIZE:
-                cls._cache.pop(next(iter(cls._cache)))
-            made = cls(ctx)
-            cls._cache[id(ctx)] = (ctx, made)  # holding ctx keeps its id from being reused
-            return made
+        return ctx.fact(cls, cls)
 
     def __init__(self, ctx: MutationContext) -> None:
         self.parent: dict[int, cst.CSTNode] = {}

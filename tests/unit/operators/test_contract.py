@@ -8,11 +8,12 @@ from collections import Counter
 from functools import lru_cache
 from pathlib import Path
 
+import libcst.matchers as m
 import pytest
 
 from mutator.mutation.context import MutationContext
 from mutator.mutation.mutator import MutantBuilder, Mutator, Recipe
-from mutator.mutation.operator import FAMILIES, Declined, Mutant, Step, apply
+from mutator.mutation.operator import FAMILIES, Declined, Mutant, Operator, Step, apply, hooked_types
 from mutator.mutation.registry import all_operators
 from mutator.program import load_programs
 
@@ -60,6 +61,65 @@ def test_operator_output_always_compiles_and_records_provenance(op):
             assert result.program.form is ctx.program.form
             assert [s.op for s in result.steps] == [op.id] and result.steps[0].site
     assert applied > 0, f"{op.id} applies to no shipped seed"
+
+
+SHARES = 10
+
+
+def test_counting_only_the_hooked_nodes_finds_every_site_in_order():
+    """The counting pass walks only the nodes an operator's hooks fire on and their
+    ancestors; it must find exactly the sites, in the order, that a walk of the whole
+    target finds (the chosen site, and so every recipe's mutant, depends on both)."""
+    pruned, contexts = 0, seed_contexts()
+    for k, op in enumerate(all_operators()):
+        for ctx in contexts[k % SHARES::SHARES]:  # each operator on a tenth of the seeds, every seed by some
+            full = op(ctx, random.Random(0))
+            full._path = ctx.reaching(op.TARGET)
+            ctx.module.visit(full)
+            hooked = hooked_types(op, full)
+            counter = op(ctx, random.Random(0))
+            counter._path = ctx.reaching(op.TARGET, hooked=hooked)
+            if counter._path is None or counter._path:
+                ctx.module.visit(counter)
+            assert [id(n) for n in counter._candidates] == [id(n) for n in full._candidates], \
+                f"{op.id} on {ctx.program.name}"
+            whole = ctx.reaching(op.TARGET)
+            pruned += hooked is not None and (whole is None or len(counter._path) < len(whole))
+    assert pruned > 0
+
+
+class _Hooks(Operator):  # no `name`: never registered, never applied by the other tests
+    family = "X"
+
+    def visit_Subscript_slice(self, node):  # type: ignore[no-untyped-def]
+        return None
+
+    def leave_Call(self, original_node, updated_node):  # type: ignore[no-untyped-def]
+        return updated_node
+
+    @m.leave(m.For())
+    def on_for(self, original_node, updated_node):  # type: ignore[no-untyped-def]
+        return updated_node
+
+
+class _Generic(_Hooks):
+    def on_leave(self, original_node, updated_node):  # type: ignore[no-untyped-def]
+        return updated_node
+
+
+class _Vague(Operator):
+    family = "X"
+
+    @m.leave(m.OneOf(m.Name(), m.Attribute()))
+    def on_either(self, original_node, updated_node):  # type: ignore[no-untyped-def]
+        return updated_node
+
+
+def test_hooked_types_reads_hooks_and_matchers_and_gives_up_on_generic_hooks():
+    ctx = seed_contexts()[0]
+    assert hooked_types(_Hooks, _Hooks(ctx, random.Random(0))) == {"Subscript", "Call", "For"}
+    assert hooked_types(_Generic, _Generic(ctx, random.Random(0))) is None
+    assert hooked_types(_Vague, _Vague(ctx, random.Random(0))) is None
 
 
 def test_mutator_stacks_operators_and_keeps_provenance():
