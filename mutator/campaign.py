@@ -56,6 +56,7 @@ class CampaignConfig:
     coverage: tuple[str, ...] = ("torch/_dynamo",)
     max_stack: int = 3
     llm: dict[str, Any] | None = None  # the LLM's public settings (model, endpoint, budgets; never the key)
+    sandbox: str = ""  # the confinement of the latest session's runs ("landlock ABI 7", "audit hooks", "off")
     created: float = field(default_factory=time.time)
     format: int = FORMAT_VERSION
 

@@ -44,10 +44,15 @@ class RunConfig:
     timeout: float = 60.0  # seconds of wall clock per run
     memory_mb: int = 4096  # address space the program may add to the warm worker's
     stdout_limit: int = 64 * 1024  # characters of stdout kept as text (all of it is hashed)
+    # confinement of each run (mutator.exec.sandbox): "on", the best layer the workers have;
+    # "audit", audit hooks only; "off", none (environment scrubbing and limits stay)
+    sandbox: str = "on"
 
     def __post_init__(self) -> None:
         if self.backend not in {"eager", "aot_eager", "inductor"}:
             raise ValueError(f"backend must be eager, aot_eager or inductor, not {self.backend!r}")
+        if self.sandbox not in ("on", "audit", "off"):
+            raise ValueError(f"sandbox must be on, audit or off, not {self.sandbox!r}")
         if self.timeout <= 0 or self.memory_mb <= 0:
             raise ValueError("timeout and memory_mb must be positive")
 

@@ -26,7 +26,16 @@ def run_options(f):  # type: ignore[no-untyped-def]
                      help="Memory a run may allocate beyond the warm worker's own.")(f)
     f = click.option("-j", "--jobs", type=click.IntRange(min=1), default=None,
                      help="Worker processes (default: one per core; with --ray, the cluster's CPUs).")(f)
+    f = click.option("--no-sandbox", is_flag=True,
+                     help="Run programs unconfined: they may then write anywhere the user may, connect over "
+                          "TCP and signal any of the user's processes (credentials still leave the "
+                          "environment, and the limits stay).")(f)
     return f
+
+
+def run_config(*, backend: str, timeout: float, memory_mb: int, no_sandbox: bool) -> RunConfig:
+    """The RunConfig of `run_options`."""
+    return RunConfig(backend=backend, timeout=timeout, memory_mb=memory_mb, sandbox="off" if no_sandbox else "on")
 
 
 LOCAL_RAY = "local"

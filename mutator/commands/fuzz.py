@@ -76,7 +76,8 @@ def fuzz(ctx: click.Context, corpus_dirs: tuple[str, ...], out: Path, duration: 
          schedule: str, seed: int, resume: bool, no_ui: bool, coverage_include: tuple[str, ...], no_reduce: bool,
          reduce_share: float, no_repair: bool, no_llm: bool, llm_model: str | None, llm_budget_calls: int | None,
          llm_budget_tokens: int | None, sync_dir: Path | None, instance: str | None, sync_every: float,
-         ray_address: str | None, backend: str, timeout: float, memory_mb: int, jobs: int | None) -> None:
+         ray_address: str | None, backend: str, timeout: float, memory_mb: int, jobs: int | None,
+         no_sandbox: bool) -> None:
     """Fuzz torch.compile: mutate the corpus, keep what reaches new Dynamo code, file findings.
 
     Invalid mutants are repaired by rules; with an LLM endpoint in the environment
@@ -109,7 +110,8 @@ def fuzz(ctx: click.Context, corpus_dirs: tuple[str, ...], out: Path, duration: 
         if not seeds:
             click.echo("error: no seed programs in " + ", ".join(config.corpus), err=True)
             sys.exit(EXIT_USAGE)
-    run_config = RunConfig(backend=config.backend, timeout=config.timeout, memory_mb=config.memory_mb)
+    run_config = RunConfig(backend=config.backend, timeout=config.timeout, memory_mb=config.memory_mb,
+                           sandbox="off" if no_sandbox else "on")
     console = Console(stderr=True)
     with open_executor(jobs=jobs, config=run_config, coverage=config.coverage, ray_address=ray_address) as pool:
         try:
@@ -118,6 +120,7 @@ def fuzz(ctx: click.Context, corpus_dirs: tuple[str, ...], out: Path, duration: 
             click.echo(f"error: {exc}", err=True)
             sys.exit(EXIT_USAGE)
         torch_version = ready[0].torch_version if ready else ""
+        campaign.save_config(config := dataclasses.replace(config, sandbox=pool.sandbox()))
         fuzzer = build_fuzzer(campaign, pool, torch_version)
         if sync_dir is not None:
             fuzzer.sync = Sync(campaign, every=sync_every)
@@ -129,7 +132,8 @@ def fuzz(ctx: click.Context, corpus_dirs: tuple[str, ...], out: Path, duration: 
             fuzzer.reduction = BackgroundReduction(pool, campaign.root, workers=pool.size, config=run_config,
                                                    torch_version=torch_version, max_share=reduce_share)
         workers = f"{pool.size} Ray actors" if ray_address is not None else f"{pool.size} workers"
-        title = f"mutate fuzz: {campaign.root} ({config.backend} backend, {config.schedule} schedule, {workers})"
+        title = (f"mutate fuzz: {campaign.root} ({config.backend} backend, {config.schedule} schedule, {workers}, "
+                 f"sandbox: {config.sandbox})")
         show = StatusLines() if no_ui or not console.is_terminal else LiveScreen(console, title)
         interrupts = _GracefulStop(fuzzer)
         started = time.monotonic()

@@ -9,11 +9,10 @@ from pathlib import Path
 import click
 
 from mutator.check import Checker
-from mutator.commands.common import EXIT_USAGE, run_options
+from mutator.commands.common import EXIT_USAGE, run_config, run_options
 from mutator.commands.progress import progress
 from mutator.exec.pool import PoolError, WorkerPool
 from mutator.findings import FindingStore
-from mutator.observation import RunConfig
 from mutator.program import ProgramError
 from mutator.storage import StorageError
 
@@ -40,7 +39,7 @@ SEEDS = Path(__file__).resolve().parents[2] / "seeds"  # the repository's own, f
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 def generate(family: str, count: int, out: Path | None, campaign_dir: Path | None, llm_model: str | None,
              llm_budget_calls: int | None, llm_budget_tokens: int | None, backend: str, timeout: float,
-             memory_mb: int, jobs: int | None, as_json: bool) -> None:
+             memory_mb: int, jobs: int | None, no_sandbox: bool, as_json: bool) -> None:
     """New seed programs for one taxonomy class, written by an LLM and checked through the pool.
 
     The endpoint comes from the environment: OPENAI_BASE_URL (a local OpenAI-compatible
@@ -75,7 +74,7 @@ def generate(family: str, count: int, out: Path | None, campaign_dir: Path | Non
                        err=True)
             sys.exit(EXIT_USAGE)
     avoid = seed_summaries(SEEDS, cls.code)
-    config = RunConfig(backend=backend, timeout=timeout, memory_mb=memory_mb)
+    config = run_config(backend=backend, timeout=timeout, memory_mb=memory_mb, no_sandbox=no_sandbox)
     try:
         with LLM(llm_config, out / ".llm-cache") as llm, \
                 WorkerPool(workers=jobs, config=config, coverage=("torch/_dynamo",)) as pool:

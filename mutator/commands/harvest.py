@@ -11,11 +11,10 @@ from rich.console import Console
 from rich.table import Table
 
 from mutator.check import Checker
-from mutator.commands.common import EXIT_USAGE, run_options
+from mutator.commands.common import EXIT_USAGE, run_config, run_options
 from mutator.commands.progress import progress
 from mutator.exec.pool import PoolError, WorkerPool
 from mutator.findings import FindingStore
-from mutator.observation import RunConfig
 
 
 @click.command()
@@ -27,7 +26,7 @@ from mutator.observation import RunConfig
 @run_options
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 def harvest(paths: tuple[str, ...], out: Path, coverage_include: tuple[str, ...], backend: str, timeout: float,
-            memory_mb: int, jobs: int | None, as_json: bool) -> None:
+            memory_mb: int, jobs: int | None, no_sandbox: bool, as_json: bool) -> None:
     """Programs from test files and reproducer scripts: one per test that compiles something.
 
     Every candidate is checked through the pool: valid ones are written to --out with a
@@ -41,7 +40,7 @@ def harvest(paths: tuple[str, ...], out: Path, coverage_include: tuple[str, ...]
     """
     from mutator.harvest.harvester import Harvester
 
-    config = RunConfig(backend=backend, timeout=timeout, memory_mb=memory_mb)
+    config = run_config(backend=backend, timeout=timeout, memory_mb=memory_mb, no_sandbox=no_sandbox)
     try:
         with WorkerPool(workers=jobs, config=config, coverage=coverage_include) as pool:
             torch_version = pool.wait_ready()[0].torch_version

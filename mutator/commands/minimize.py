@@ -8,9 +8,8 @@ from pathlib import Path
 
 import click
 
-from mutator.commands.common import EXIT_USAGE, run_options
+from mutator.commands.common import EXIT_USAGE, run_config, run_options
 from mutator.exec.pool import PoolError, WorkerPool
-from mutator.observation import RunConfig
 
 
 @click.command()
@@ -22,7 +21,7 @@ from mutator.observation import RunConfig
 @run_options
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 def minimize(dirs: tuple[str, ...], out: Path, coverage_include: tuple[str, ...], backend: str, timeout: float,
-             memory_mb: int, jobs: int | None, as_json: bool) -> None:
+             memory_mb: int, jobs: int | None, no_sandbox: bool, as_json: bool) -> None:
     """The smallest set of programs covering every feature of DIRS (campaign directories or folders).
 
     Features come from queue sidecars; programs without them run once, compiled, through
@@ -35,7 +34,7 @@ def minimize(dirs: tuple[str, ...], out: Path, coverage_include: tuple[str, ...]
     if out.exists() and any(out.iterdir()):
         click.echo(f"error: {out}/ is not empty; choose a new directory for the minimised corpus", err=True)
         sys.exit(EXIT_USAGE)
-    config = RunConfig(backend=backend, timeout=timeout, memory_mb=memory_mb)
+    config = run_config(backend=backend, timeout=timeout, memory_mb=memory_mb, no_sandbox=no_sandbox)
 
     def features_of(programs):  # type: ignore[no-untyped-def]
         if not programs:

@@ -9,9 +9,8 @@ from pathlib import Path
 import click
 from rich.console import Console
 
-from mutator.commands.common import EXIT_USAGE, run_options
+from mutator.commands.common import EXIT_USAGE, run_config, run_options
 from mutator.exec.pool import PoolError, WorkerPool
-from mutator.observation import RunConfig
 
 
 @click.command()
@@ -25,7 +24,7 @@ from mutator.observation import RunConfig
 @run_options
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object per target.")
 def reduce(targets: tuple[Path, ...], out: Path | None, time_limit: float | None, no_ablation: bool, backend: str,
-           timeout: float, memory_mb: int, jobs: int | None, as_json: bool) -> None:
+           timeout: float, memory_mb: int, jobs: int | None, no_sandbox: bool, as_json: bool) -> None:
     """Reduce findings: program files, or finding directories (their smallest.py).
 
     Keeps the smallest program with the same signature (verdict, exception, Dynamo frame or
@@ -39,7 +38,7 @@ def reduce(targets: tuple[Path, ...], out: Path | None, time_limit: float | None
         click.echo(f"error: {out}: with several targets --out must be an existing directory", err=True)
         sys.exit(EXIT_USAGE)
     console = Console(stderr=True)
-    config = RunConfig(backend=backend, timeout=timeout, memory_mb=memory_mb)
+    config = run_config(backend=backend, timeout=timeout, memory_mb=memory_mb, no_sandbox=no_sandbox)
     outcomes = []
     try:
         with WorkerPool(workers=jobs, config=config) as pool:

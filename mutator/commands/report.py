@@ -11,10 +11,9 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from mutator.commands.common import EXIT_USAGE, run_options
+from mutator.commands.common import EXIT_USAGE, run_config, run_options
 from mutator.exec.pool import PoolError, WorkerPool
 from mutator.findings import Finding, FindingStore, Signature
-from mutator.observation import RunConfig
 
 
 @click.command()
@@ -25,7 +24,7 @@ from mutator.observation import RunConfig
 @run_options
 @click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON (stable field names).")
 def report(campaign_dirs: tuple[Path, ...], out: Path | None, no_ablation: bool, backend: str, timeout: float,
-           memory_mb: int, jobs: int | None, as_json: bool) -> None:
+           memory_mb: int, jobs: int | None, no_sandbox: bool, as_json: bool) -> None:
     """Issue-ready reports of a campaign's distinct findings: a table, and report.md per finding.
 
     Given several campaign directories (the instances of a synced campaign), each
@@ -48,7 +47,7 @@ def report(campaign_dirs: tuple[Path, ...], out: Path | None, no_ablation: bool,
     if missing and not no_ablation:
         from mutator.program import Program
 
-        config = RunConfig(backend=backend, timeout=timeout, memory_mb=memory_mb)
+        config = run_config(backend=backend, timeout=timeout, memory_mb=memory_mb, no_sandbox=no_sandbox)
         try:
             with WorkerPool(workers=jobs, config=config) as pool:
                 pool.wait_ready()

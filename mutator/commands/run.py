@@ -12,10 +12,9 @@ from rich.table import Table
 
 from mutator.check import Checker, CheckResult, CheckTask
 from mutator.check_json import check_to_json, verdict_style
-from mutator.commands.common import EXIT_FINDINGS, EXIT_USAGE, open_executor, ray_option, run_options
+from mutator.commands.common import EXIT_FINDINGS, EXIT_USAGE, open_executor, ray_option, run_config, run_options
 from mutator.commands.progress import progress
 from mutator.exec import ExecutorError
-from mutator.observation import RunConfig
 from mutator.program import load_programs
 
 
@@ -25,7 +24,7 @@ from mutator.program import load_programs
 @run_options
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON array instead of a table.")
 def run(paths: tuple[str, ...], ray_address: str | None, backend: str, timeout: float, memory_mb: int,
-        jobs: int | None, as_json: bool) -> None:
+        jobs: int | None, no_sandbox: bool, as_json: bool) -> None:
     """Judge each program (files or directories): does torch.compile get it right?
 
     Exit status: 0 when no program has a bug verdict, 1 when at least one has, 2 for
@@ -38,10 +37,11 @@ def run(paths: tuple[str, ...], ray_address: str | None, backend: str, timeout: 
     if not programs:
         click.echo("error: no programs to run", err=True)
         sys.exit(EXIT_USAGE)
-    config = RunConfig(backend=backend, timeout=timeout, memory_mb=memory_mb)
+    config = run_config(backend=backend, timeout=timeout, memory_mb=memory_mb, no_sandbox=no_sandbox)
     try:
         with open_executor(jobs=jobs, config=config, ray_address=ray_address) as executor:
             results = _check_all(Checker(executor), programs, show_progress=not as_json)
+            layer = executor.sandbox()
     except ExecutorError as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(EXIT_USAGE)
@@ -49,9 +49,10 @@ def run(paths: tuple[str, ...], ray_address: str | None, backend: str, timeout: 
         console.print("interrupted")
         sys.exit(130)
     if as_json:
-        click.echo(json.dumps([check_to_json(r) for r in results], indent=2))
+        click.echo(json.dumps([{**check_to_json(r), "sandbox": layer} for r in results], indent=2))
     else:
         _print_table(Console(width=None if sys.stdout.isatty() else 200), results)
+        console.print(f"sandbox: {layer}")
     if any(r.verdict.is_finding for r in results):
         sys.exit(EXIT_FINDINGS)
     if errors:

@@ -128,6 +128,12 @@ class WorkerPool:
         first's worker because the other is restarting)."""
         return any(h is not handle and h.state != "stopped" for h in self._handles)
 
+    def sandbox(self) -> str:
+        """The confinement of this executor's runs ("landlock ABI 7", "audit hooks", "off")."""
+        from mutator.exec.sandbox import describe
+
+        return describe(self.config.sandbox, [ready.sandbox for ready in self.ready])
+
     def health(self) -> list[str]:
         """One word per worker: starting, idle, busy, restarting, stopped."""
         return [h.state for h in self._handles]

@@ -52,6 +52,7 @@ class Ready:
     pid: int
     torch_version: str
     warmup_seconds: float
+    sandbox: str = ""  # the best confinement this worker offers (mutator.exec.sandbox.available)
 
 
 @dataclass(frozen=True, slots=True)

@@ -139,6 +139,12 @@ class RayExecutor:
     def run(self, program: Program, mode: Mode, config: RunConfig | None = None) -> ExecResult:
         return self.submit(program, mode, config).result()
 
+    def sandbox(self) -> str:
+        """The confinement of this executor's runs ("landlock ABI 7", "audit hooks", "off")."""
+        from mutator.exec.sandbox import describe
+
+        return describe(self.config.sandbox, [ready.sandbox for ready in self.ready])
+
     def health(self) -> list[str]:
         return [actor.state for actor in self._actors]
 

@@ -1,4 +1,5 @@
-"""Process hygiene for running untrusted programs: environment, limits, parent death.
+"""Process hygiene for running untrusted programs: environment, limits, parent death, and
+confinement (Landlock, or audit hooks where the kernel has none).
 
 Torch-free: the parent uses `scrubbed_environment` to start workers; a worker's forked
 child calls the rest before it runs a program.
@@ -11,6 +12,9 @@ import os
 import re
 import resource
 import signal
+import socket
+import sys
+from collections import Counter
 
 # Names that look like credentials never reach program code.
 _SECRET = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH|COOKIE|SESSION)", re.IGNORECASE)
@@ -78,3 +82,157 @@ def _set_soft(which: int, value: int) -> None:
     if hard != resource.RLIM_INFINITY:
         value = min(value, hard)
     resource.setrlimit(which, (value, hard))
+
+
+# -- confinement --------------------------------------------------------------------------------
+# Against accidents, not attackers: a buggy or LLM-written program must not write outside its
+# run's directory, reach a TCP listener, or signal a process that is not its own. Landlock where
+# the kernel has it; audit hooks (which a program could get around on purpose, and which no
+# process it starts inherits) where it does not.
+
+SANDBOX_CHOICES = ("on", "audit", "off")  # RunConfig.sandbox: the best layer there is, the hooks, none
+_SYSTEM_READABLE = ("/usr", "/lib", "/lib32", "/lib64", "/bin", "/sbin", "/etc", "/proc", "/sys", "/dev", "/opt")
+_DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")
+_COMPILERS = ("gcc", "g++", "cc", "c++", "clang", "clang++", "ld", "as")  # what Inductor runs
+
+
+def available() -> str:
+    """The best layer this machine offers: "landlock ABI N", else "audit hooks". One system
+    call: a worker says it when it is ready."""
+    from mutator.exec import landlock
+
+    version = landlock.abi()
+    return f"landlock ABI {version}" if version else "audit hooks"
+
+
+def effective(choice: str, offered: str) -> str:
+    """The layer runs get with `choice` (of SANDBOX_CHOICES) where workers offer `offered`."""
+    if choice == "off":
+        return "off"
+    return offered if choice == "on" and offered else "audit hooks"
+
+
+def describe(choice: str, offered: list[str]) -> str:
+    """The confinement of an executor's runs, from what its ready workers offer: one layer, or
+    each with how many workers have it (a cluster's machines may differ)."""
+    layers = Counter(effective(choice, o) for o in offered) or Counter([effective(choice, "")])
+    if len(layers) == 1:
+        return next(iter(layers))
+    return ", ".join(f"{layer} on {n}" for layer, n in layers.most_common())
+
+
+def readable_roots() -> tuple[str, ...]:
+    """Where a confined run may read (and execute): Python's and the environment's installation,
+    everything on sys.path, and the system's directories (libraries, compilers, /proc, /dev)."""
+    roots = [sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
+             *(p for p in sys.path if p), *_SYSTEM_READABLE]
+    return tuple(dict.fromkeys(os.path.realpath(p) for p in roots))
+
+
+def beside(program_path: str) -> tuple[str, ...]:
+    """The directory of a program that is a file: Dynamo reads the file its code came from,
+    and a test may read data kept next to it."""
+    directory = os.path.dirname(os.path.abspath(program_path))
+    return (directory,) if os.path.isfile(program_path) else ()
+
+
+def confine(layer: str, *, scratch: str, readable: tuple[str, ...]) -> str:
+    """Confine this process (a forked child, one thread) to `scratch` for writing, with `layer`
+    (what `effective` said); returns the layer it got: a kernel that refuses Landlock at this
+    point gets the audit hooks instead, and says so on stderr."""
+    if layer == "off":
+        return layer
+    writable = (scratch, *_DEVICES)
+    if layer.startswith("landlock"):
+        from mutator.exec import landlock
+
+        try:
+            landlock.restrict_self(landlock.Policy(readable=readable, writable=writable),
+                                   int(layer.rsplit(" ", 1)[1]))
+            return layer
+        except OSError as exc:
+            os.write(2, f"mutator: landlock refused ({exc}); confining with audit hooks\n".encode())
+    sys.addaudithook(_AuditGuard(writable))
+    return "audit hooks"
+
+
+class _AuditGuard:
+    """The fallback: refuses, with PermissionError, opening for writing (and removing, renaming,
+    creating) outside `writable`, TCP connect and bind, signals outside the process group, and
+    starting any program but a compiler, unless Inductor starts it (a started program is not
+    bound by these hooks)."""
+
+    _PATH_EVENTS = {"os.remove": (0,), "os.rmdir": (0,), "os.mkdir": (0,), "os.rename": (0, 1),
+                    "os.truncate": (0,), "os.chmod": (0,), "os.chown": (0,), "os.link": (0, 1),
+                    "os.symlink": (1,), "os.utime": (0,), "shutil.rmtree": (0,), "os.mkfifo": (0,),
+                    "os.mknod": (0,)}
+    _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
+
+    def __init__(self, writable: tuple[str, ...]) -> None:
+        self._writable = tuple(os.path.realpath(p) for p in writable)
+        self._group = os.getpgid(0)
+
+    def __call__(self, event: str, args: tuple) -> None:  # type: ignore[type-arg]
+        if event == "open":
+            path, mode, flags = args
+            writing = (flags & self._WRITE_FLAGS) if mode is None else any(c in str(mode) for c in "wax+")
+            if writing and not isinstance(path, int):
+                self._check_path(path, event)
+        elif event in self._PATH_EVENTS:
+            for i in self._PATH_EVENTS[event]:
+                if i < len(args) and not isinstance(args[i], int):
+                    self._check_path(args[i], event)
+        elif event in ("socket.connect", "socket.bind"):
+            sock = args[0]
+            if sock.family in (socket.AF_INET, socket.AF_INET6) and sock.type & socket.SOCK_STREAM:
+                raise PermissionError(f"sandbox: no TCP {event.split('.')[1]} ({args[1]!r})")
+        elif event in ("os.kill", "os.killpg"):
+            target = args[0]
+            if event == "os.killpg" or target < 0:
+                target_group = abs(target) or self._group
+            elif target == 0:
+                target_group = self._group
+            else:
+                try:
+                    target_group = os.getpgid(target)
+                except OSError:
+                    return  # no such process: the call fails by itself
+            if target_group != self._group:
+                raise PermissionError(f"sandbox: no signal to a process outside this run ({target})")
+        elif event in ("subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "pty.spawn"):
+            if not (_is_compiler(event, args) or _started_by_inductor()):
+                raise PermissionError(f"sandbox: no program started but a compiler ({event}: {str(args[:2])[:200]})")
+
+    def _check_path(self, path: object, event: str) -> None:
+        real = os.path.realpath(os.fsdecode(path))  # type: ignore[arg-type]
+        if not any(real == root or real.startswith(root.rstrip("/") + "/") for root in self._writable):
+            raise PermissionError(f"sandbox: {event} outside the run's directory: {real}")
+
+
+def _is_compiler(event: str, args: tuple) -> bool:  # type: ignore[type-arg]
+    """A C/C++ compiler run as Inductor runs one: by name, or as the command of a shell."""
+    if event == "os.system":
+        return _names_compiler(str(args[0]).split())
+    if event != "subprocess.Popen":
+        return _names_compiler([os.fsdecode(args[0])])
+    executable, argv = args[0], args[1]
+    words = os.fsdecode(argv).split() if isinstance(argv, (str, bytes)) else [os.fsdecode(a) for a in argv or []]
+    runs = os.fsdecode(executable) if executable else (words[0] if words else "")
+    if os.path.basename(runs) in ("sh", "bash", "dash") and len(words) >= 3 and words[1] == "-c":
+        return _names_compiler(words[2].split())
+    return _names_compiler([runs])
+
+
+def _started_by_inductor() -> bool:
+    """Whether Inductor's own code starts the program (its CPU probe runs this Python)."""
+    frame = sys._getframe(2)
+    while frame is not None:
+        if f"{os.sep}torch{os.sep}_inductor{os.sep}" in frame.f_code.co_filename:
+            return True
+        frame = frame.f_back  # type: ignore[assignment]
+    return False
+
+
+def _names_compiler(words: list[str]) -> bool:
+    name = os.path.basename(words[0]) if words else ""
+    return any(name == c or name.startswith(c + "-") for c in _COMPILERS)

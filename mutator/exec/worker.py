@@ -43,6 +43,8 @@ _tracer = None  # an ArcTracer when the pool asked for coverage (built once, in 
 _builder = None  # the MutantBuilder of check tasks (built once, in warm_up)
 _oracle = None
 _coverage: tuple[str, WorkerCoverage] = ("", WorkerCoverage())  # what it told which coverage map
+_readable: tuple[str, ...] = ()  # where a confined run may read (made in warm_up, before the heap freezes)
+_layer = ""  # the best confinement this machine offers (see _offered)
 WORKER_CONTEXTS = 256  # parsed programs a worker keeps for the mutants it builds (about 0.3 MB each)
 
 
@@ -98,7 +100,7 @@ def warm_up(coverage_includes: tuple[str, ...] = ()) -> Ready:
     With `coverage_includes` (paths under site-packages, like "torch/_dynamo"), also build
     the arc tracer and record the arcs the warm-up programs cover as its baseline.
     """
-    global _tracer, _builder, _oracle
+    global _tracer, _builder, _oracle, _readable
     started = time.perf_counter()
     import torch
 
@@ -138,9 +140,18 @@ def warm_up(coverage_includes: tuple[str, ...] = ()) -> Ready:
     dynamo_utils.counters.clear()
     dynamo_utils.clear_compilation_metrics()
     remember_library_objects()  # after warm-up: the objects torch made while warming are its own
+    _readable = sandbox.readable_roots()
     gc.collect()
     gc.freeze()  # children then do not touch (and copy) the warm heap when they collect
-    return Ready(pid=os.getpid(), torch_version=torch.__version__, warmup_seconds=time.perf_counter() - started)
+    return Ready(pid=os.getpid(), torch_version=torch.__version__, warmup_seconds=time.perf_counter() - started,
+                 sandbox=_offered())
+
+
+def _offered() -> str:
+    global _layer
+    if not _layer:
+        _layer = sandbox.available()
+    return _layer
 
 
 def run_isolated(job: Job, private_fds: tuple[int, ...] = ()) -> ExecResult:
@@ -190,6 +201,7 @@ def _child(job: Job, write_end: int, scratch: str, private_fds: tuple[int, ...])
         tempfile.tempdir = work
         sandbox.scrub_os_environ()
         os.environ.update(HOME=work, TMPDIR=work, TORCHINDUCTOR_CACHE_DIR=os.path.join(work, "inductor"))
+        _own_caches(os.path.join(work, "inductor"))
         pipe = os.fdopen(write_end, "wb", buffering=0)
 
         def emit(record: CallRecord) -> None:
@@ -197,6 +209,8 @@ def _child(job: Job, write_end: int, scratch: str, private_fds: tuple[int, ...])
 
         from mutator.runtime.execute import run_program
 
+        sandbox.confine(sandbox.effective(job.config.sandbox, _offered()), scratch=scratch,
+                        readable=(*(_readable or sandbox.readable_roots()), *sandbox.beside(job.program.name)))
         sandbox.limit_resources(
             memory_bytes=sandbox.address_space_bytes() + (job.config.memory_mb << 20),
             cpu_seconds=math.ceil(job.config.timeout) + 1,
@@ -219,6 +233,15 @@ def _child(job: Job, write_end: int, scratch: str, private_fds: tuple[int, ...])
             pass
     finally:
         os._exit(status)
+
+
+def _own_caches(inductor: str) -> None:
+    """Point the cache paths torch fixed when the worker imported it into this run's directory:
+    a run writes nothing another run reads (and, confined, could not write there)."""
+    codecache = sys.modules.get("torch._inductor.codecache")
+    if codecache is not None and hasattr(codecache, "_HEADER_DIR"):
+        codecache._HEADER_DIR = os.path.join(inductor, "precompiled_headers")
+        codecache._HEADER_LOCK_DIR = os.path.join(codecache._HEADER_DIR, "locks")
 
 
 def _encode_call(record: CallRecord) -> bytes:

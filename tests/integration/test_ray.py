@@ -71,7 +71,7 @@ def test_a_campaign_and_mutate_run_through_ray_actors(tmp_path: Path):
     campaign goes on on the restarted actor."""
     corpus = seeds(tmp_path)
     fuzz = cli("fuzz", "--ray", "-j", "2", "--corpus", str(corpus), "--out", str(tmp_path / "campaign"),
-               "--max-execs", "10", "--no-ui", "--no-reduce", cwd=tmp_path)
+               "--max-execs", "10", "--no-ui", "--no-reduce", "--no-sandbox", cwd=tmp_path)  # the killer's signal
     assert fuzz.returncode == 0, fuzz.stderr[-3000:]
     campaign = tmp_path / "campaign"
     stats = json.loads((campaign / "stats.json").read_text())
@@ -93,7 +93,8 @@ def test_a_campaign_and_mutate_run_through_ray_actors(tmp_path: Path):
 def actors():
     from mutator.exec.ray import RayExecutor
 
-    executor = RayExecutor(workers=2, config=RunConfig(timeout=30), coverage=("torch/_dynamo",),
+    # unconfined: a program killing its actor stands for an actor's death (the sandbox refuses the signal)
+    executor = RayExecutor(workers=2, config=RunConfig(timeout=30, sandbox="off"), coverage=("torch/_dynamo",),
                            init=dict(num_cpus=2, _node_ip_address="127.0.0.1"))
     executor.wait_ready()
     yield executor

@@ -1,0 +1,102 @@
+"""The sandbox's decisions that need no child process: which layer, what the audit guard refuses.
+(The confinement itself is tested through real workers: tests/integration/test_sandbox.py.)"""
+
+from __future__ import annotations
+
+import os
+import socket
+
+import pytest
+
+from mutator.exec import sandbox
+from mutator.exec.sandbox import _AuditGuard, _is_compiler, describe, effective
+
+
+def test_the_layer_a_choice_gets():
+    assert effective("off", "landlock ABI 7") == "off"
+    assert effective("audit", "landlock ABI 7") == "audit hooks"
+    assert effective("on", "landlock ABI 7") == "landlock ABI 7"
+    assert effective("on", "audit hooks") == "audit hooks"
+    assert effective("on", "") == "audit hooks"  # a worker that did not say: the hooks, never nothing
+
+
+def test_an_executor_describes_its_workers_layers():
+    assert describe("on", ["landlock ABI 7", "landlock ABI 7"]) == "landlock ABI 7"
+    assert describe("on", []) == "audit hooks"
+    assert describe("off", ["landlock ABI 7"]) == "off"
+    assert describe("on", ["landlock ABI 7", "audit hooks", "landlock ABI 7"]) == \
+        "landlock ABI 7 on 2, audit hooks on 1"
+
+
+def test_readable_roots_hold_python_and_the_system_but_not_the_temp_directory():
+    roots = sandbox.readable_roots()
+    assert os.path.realpath(os.__file__).startswith(tuple(r + "/" for r in roots))
+    assert "/usr" in roots and "/tmp" not in roots
+
+
+@pytest.mark.parametrize("event,args,allowed", [
+    ("subprocess.Popen", ("g++", ["g++", "-O3", "x.cpp"], None, None), True),
+    ("subprocess.Popen", (None, ["/usr/bin/gcc-12", "-c", "x.c"], None, None), True),
+    ("subprocess.Popen", ("/bin/sh", ["/bin/sh", "-c", "g++ x.cpp -o x.so"], None, None), True),
+    ("subprocess.Popen", ("/bin/sh", "/bin/sh -c 'rm -rf ~'", None, None), False),
+    ("subprocess.Popen", (None, ["rm", "-rf", "/"], None, None), False),
+    ("subprocess.Popen", (None, ["curl", "http://example.com"], None, None), False),
+    ("os.system", ("c++ --version",), True),
+    ("os.system", ("kill -9 1",), False),
+    ("os.exec", ("/usr/bin/python3", ["python3"], None), False),
+])
+def test_only_a_compiler_may_be_started_under_the_hooks(event, args, allowed):
+    assert _is_compiler(event, args) is allowed
+
+
+def test_the_audit_guard_refuses_writes_outside_and_allows_inside(tmp_path):
+    mine = tmp_path / "run"
+    mine.mkdir()
+    guard = _AuditGuard((str(mine), "/dev/null"))
+    guard("open", (str(mine / "out.txt"), "w", os.O_WRONLY | os.O_CREAT))
+    guard("open", ("/dev/null", "w", os.O_WRONLY))
+    guard("open", (str(tmp_path / "theirs.txt"), "r", os.O_RDONLY))  # reading is not the hooks' business
+    guard("open", (3, "w", os.O_WRONLY))  # an inherited descriptor
+    for event, args in [
+        ("open", (str(tmp_path / "theirs.txt"), "w", os.O_WRONLY | os.O_CREAT)),
+        ("open", (str(tmp_path / "theirs.txt"), None, os.O_RDWR)),  # os.open: the flags tell
+        ("open", (str(mine / ".." / "theirs.txt"), "a", os.O_APPEND)),
+        ("open", (str(tmp_path / "run-other" / "x"), "w", os.O_WRONLY)),  # a sibling with the same prefix
+        ("os.remove", (str(tmp_path / "theirs.txt"), None)),
+        ("os.rename", (str(mine / "a"), str(tmp_path / "b"), None, None)),
+        ("shutil.rmtree", (str(tmp_path), None)),
+    ]:
+        with pytest.raises(PermissionError):
+            guard(event, args)
+    if os.path.exists(mine):
+        link = mine / "escape"
+        link.symlink_to(tmp_path)
+        with pytest.raises(PermissionError):  # a symlink out of the run's directory
+            guard("open", (str(link / "theirs.txt"), "w", os.O_WRONLY))
+
+
+def test_the_audit_guard_refuses_tcp_and_signals_outside_the_group():
+    guard = _AuditGuard(("/nonexistent",))
+    tcp, udp = socket.socket(), socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        with pytest.raises(PermissionError):
+            guard("socket.connect", (tcp, ("127.0.0.1", 80)))
+        with pytest.raises(PermissionError):
+            guard("socket.bind", (tcp, ("127.0.0.1", 0)))
+        guard("socket.connect", (udp, ("127.0.0.1", 53)))  # not TCP
+    finally:
+        tcp.close()
+        udp.close()
+    guard("os.kill", (os.getpid(), 0))  # this process is in its own group
+    guard("os.kill", (0, 0))
+    with pytest.raises(PermissionError):
+        guard("os.kill", (1, 9))  # init is in no group of ours
+    with pytest.raises(PermissionError):
+        guard("os.killpg", (1, 9))
+
+
+def test_the_audit_guard_refuses_starting_programs_but_compilers():
+    guard = _AuditGuard(("/nonexistent",))
+    guard("subprocess.Popen", ("g++", ["g++", "x.cpp"], None, None))
+    with pytest.raises(PermissionError, match="no program started"):
+        guard("subprocess.Popen", (None, ["python3", "-c", "pass"], None, None))  # not from Inductor's code
