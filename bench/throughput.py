@@ -11,7 +11,10 @@ costs: how often a check pays a third eager run (only when two eager runs disagr
 mask of run-specific values must be confirmed), on the seeds and on the foreign-style
 programs with run-specific values, and what share of run time those third runs take.
 
+Last, what the sandbox costs: the same programs through one worker with each layer.
+
     python bench/throughput.py [--programs 20] [--seeds seeds/] [--foreign tests/foreign/run_specific]
+                               [--sandbox-only]
 """
 
 from __future__ import annotations
@@ -74,13 +77,13 @@ def fresh_process_per_program(paths: list[str]) -> list[float]:
     return times
 
 
-def pool_per_program(paths: list[str], workers: int) -> list[float]:
+def pool_per_program(paths: list[str], workers: int, sandbox: str = "on") -> list[float]:
     from mutator.check import Checker
-    from mutator.observation import Mode
     from mutator.exec.pool import WorkerPool
+    from mutator.observation import Mode, RunConfig
     from mutator.program import load_program
 
-    with WorkerPool(workers=workers) as pool:
+    with WorkerPool(workers=workers, config=RunConfig(sandbox=sandbox)) as pool:
         checker = Checker(pool)
         for f in [pool.submit(load_program(paths[0]), Mode.EAGER) for _ in range(workers)]:
             f.result()  # wait for every worker to be warm: start-up is not per-program cost
@@ -115,6 +118,26 @@ def confirmation_cost(paths: list[Path]) -> dict[str, float]:
     }
 
 
+def sandbox_cost(paths: list[str], rounds: int = 3) -> dict[str, float]:
+    """Median seconds per program through a 1-worker pool with each sandbox layer, the layers
+    taking turns round by round (so that the machine's drift falls on all of them)."""
+    times: dict[str, list[float]] = {"off": [], "on": [], "audit": []}
+    for _ in range(rounds):
+        for layer in times:
+            times[layer] += pool_per_program(paths, workers=1, sandbox=layer)
+    return {layer: statistics.median(t) for layer, t in times.items()}
+
+
+def print_sandbox_cost(paths: list[str]) -> None:
+    from mutator.exec.sandbox import available
+
+    cost = sandbox_cost(paths)
+    print(f"sandbox, 1 worker, {len(paths)} programs x 3 rounds, layers in turn; per-program medians:")
+    print(f"  off                       {cost['off'] * 1000:8.1f} ms")
+    print(f"  on ({available():18}) {cost['on'] * 1000:8.1f} ms   {cost['on'] / cost['off'] - 1:+.1%}  (target <= +5%)")
+    print(f"  audit hooks               {cost['audit'] * 1000:8.1f} ms   {cost['audit'] / cost['off'] - 1:+.1%}")
+
+
 def shift_cost(repeat: int = 2000) -> float:
     """Milliseconds per run that shifting the heap costs (every run pays it)."""
     from mutator.runtime.execute import shift_addresses
@@ -137,6 +160,7 @@ def main() -> None:
     parser.add_argument("--programs", type=int, default=20)
     parser.add_argument("--seeds", type=Path, default=ROOT / "seeds")
     parser.add_argument("--foreign", type=Path, default=ROOT / "tests" / "foreign" / "run_specific")
+    parser.add_argument("--sandbox-only", action="store_true", help="Measure only what the sandbox costs.")
     parser.add_argument("--single", help=argparse.SUPPRESS)
     parser.add_argument("--in-process", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -148,6 +172,9 @@ def main() -> None:
         return
 
     paths = passing_seeds(args.seeds, args.programs)
+    if args.sandbox_only:
+        print_sandbox_cost(paths)
+        return
     print(f"{len(paths)} passing seeds from {args.seeds}; per-program medians:")
     warm = subprocess.run([sys.executable, __file__, "--in-process", *paths], check=True, capture_output=True, text=True)
     c = json.loads(warm.stdout.strip().splitlines()[-1])
@@ -169,6 +196,7 @@ def main() -> None:
         print(f"  {name:22} {cost['checks']:3.0f} checks, {cost['confirmed']:3.0f} confirmed, {cost['masked']:3.0f} "
               f"masked; third eager runs {cost['third']:3.0f}, {share:5.1%} of all run time")
     print(f"  shifting the heap before each run: {shift_cost():.3f} ms per run")
+    print_sandbox_cost(paths)
 
 
 if __name__ == "__main__":
