@@ -81,6 +81,7 @@ class Campaign:
         self.queue = root / "queue"
         self._lock: IO[str] | None = None
         self._invalid_kept: int | None = None
+        self.problems: list[str] = []  # what could not be read on resume, and what was done about it
 
     @classmethod
     def create(cls, root: Path, config: CampaignConfig) -> Campaign:
@@ -153,20 +154,33 @@ class Campaign:
         ))
 
     def load_entries(self) -> list[CorpusEntry]:
+        """The queue's entries. One that cannot be read (a disk fault, an edit by hand) is
+        moved to corrupt/ with its program, and said in `problems`: the rest goes on."""
         entries = []
         for sidecar in sorted(self.queue.glob("id:*.json")):
             program_path = sidecar.with_suffix(".py")
             if not program_path.exists():
                 continue
-            data = storage.read_json(sidecar)
             try:
+                data = storage.read_json(sidecar)
                 program = Program.from_source(program_path.read_text(encoding="utf-8"), str(program_path))
-            except (ProgramError, UnicodeDecodeError) as exc:
-                raise CampaignError(f"{program_path}: {exc}") from None
-            entries.append(CorpusEntry(id=data["id"], program=program, features=frozenset(data["features"]),
-                                       seconds=data["seconds"], depth=data["depth"], parent=data["parent"],
-                                       provenance=data["provenance"]))
+                entries.append(CorpusEntry(id=data["id"], program=program, features=frozenset(data["features"]),
+                                           seconds=data["seconds"], depth=data["depth"], parent=data["parent"],
+                                           provenance=data["provenance"]))
+            except (storage.StorageError, ProgramError, UnicodeDecodeError, KeyError, TypeError, ValueError) as exc:
+                moved = self.set_corrupt_aside(sidecar, program_path)
+                self.problems.append(f"{program_path.name}: unreadable ({_one_line(exc)}); moved to {moved}/, "
+                                     "the campaign goes on without it")
         return sorted(entries, key=lambda e: e.id)
+
+    def set_corrupt_aside(self, *paths: Path) -> Path:
+        """Move files the campaign cannot read to corrupt/ (kept, never deleted)."""
+        target = self.root / "corrupt"
+        target.mkdir(exist_ok=True)
+        for path in paths:
+            if path.exists():
+                os.replace(path, target / path.name)
+        return target
 
     # -- what else the campaign keeps ------------------------------------------------------
     def save_lost(self, program: Program, detail: str, *, found_at: float) -> None:
@@ -178,8 +192,36 @@ class Campaign:
         storage.write_json(self.root / "stats.json", stats)
 
     def load_stats(self) -> dict[str, Any]:
+        """The last session's statistics; unreadable ones go to corrupt/ and the counters start
+        from what the queue and the findings show (the fuzzer's `restore`)."""
         path = self.root / "stats.json"
-        return storage.read_json(path) if path.exists() else {}
+        if not path.exists():
+            return {}
+        try:
+            stats = storage.read_json(path)
+            if not isinstance(stats, dict):
+                raise ValueError("not a JSON object")
+            return stats
+        except (storage.StorageError, ValueError) as exc:
+            moved = self.set_corrupt_aside(path)
+            self.problems.append(f"stats.json: unreadable ({_one_line(exc)}); moved to {moved}/, counters "
+                                 "go on from plot_data.csv, the queue and the findings")
+            return {"counters": self._last_plotted()}
+
+    def _last_plotted(self) -> dict[str, float]:
+        """execs and elapsed of plot_data.csv's last whole row (written after stats.json)."""
+        path = self.root / "plot_data.csv"
+        try:
+            lines = path.read_text(encoding="utf-8").splitlines()
+        except (OSError, UnicodeDecodeError):
+            return {}
+        for line in reversed(lines[1:]):
+            values = dict(zip(PLOT_COLUMNS, line.split(",")))
+            try:
+                return {"execs": int(values["execs"]), "elapsed": float(values["elapsed"])}
+            except (KeyError, ValueError):
+                continue
+        return {}
 
     def save_coverage(self, coverage: CoverageMap) -> None:
         storage.write_bytes(self.root / "coverage.bin",
@@ -191,7 +233,9 @@ class Campaign:
             return CoverageMap()
         data = path.read_bytes()
         if len(data) % _PAIR.size:
-            raise CampaignError(f"{path}: truncated; delete it and --resume rebuilds coverage from the queue")
+            moved = self.set_corrupt_aside(path)
+            self.problems.append(f"coverage.bin: truncated; moved to {moved}/, coverage is rebuilt from the queue")
+            return CoverageMap()
         return CoverageMap(dict(_PAIR.iter_unpack(data)))
 
     def append_plot(self, row: dict[str, Any]) -> None:
@@ -218,3 +262,8 @@ class Campaign:
 
     def describe(self) -> str:
         return json.dumps(self.config.as_json())
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return (text[-1] if text else type(exc).__name__)[:200]

@@ -149,8 +149,15 @@ class FindingStore:
         self.findings: dict[Signature, Finding] = {}
         self.aliases: dict[Signature, Signature] = {}  # a merged finding's signature -> the one it joined
         self.known: dict[Signature, str] = {}  # signatures synced peers have filed -> the first peer's name
+        self.unreadable: list[str] = []  # finding.json files left as they are, and why
         for path in sorted([*root.glob("findings/*/finding.json"), *root.glob("hangs/*/finding.json")]):
-            finding = Finding.from_json(storage.read_json(path))
+            try:
+                finding = Finding.from_json(storage.read_json(path))
+            except (storage.StorageError, KeyError, TypeError, ValueError) as exc:
+                # never moved nor rewritten: a finding's directory is the user's to look at
+                self.unreadable.append(f"{path}: unreadable ({str(exc).splitlines()[-1][:200] if str(exc) else exc!r}); "
+                                       "left as it is and not counted; restore it or move it aside")
+                continue
             self.findings[finding.signature] = finding
         for finding in list(self.findings.values()):
             for merged in finding.merged:

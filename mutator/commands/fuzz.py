@@ -122,6 +122,8 @@ def fuzz(ctx: click.Context, corpus_dirs: tuple[str, ...], out: Path, duration: 
         torch_version = ready[0].torch_version if ready else ""
         campaign.save_config(config := dataclasses.replace(config, sandbox=pool.sandbox()))
         fuzzer = build_fuzzer(campaign, pool, torch_version)
+        for problem in [*campaign.problems, *fuzzer.store.unreadable]:
+            click.echo(f"warning: {problem}", err=True)
         if sync_dir is not None:
             fuzzer.sync = Sync(campaign, every=sync_every)
         fuzzer.repair_rules = not no_repair

@@ -20,6 +20,7 @@ from collections import Counter
 _SECRET = re.compile(r"(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH|COOKIE|SESSION)", re.IGNORECASE)
 _SECRET_PREFIXES = ("OPENAI_", "ANTHROPIC_", "AWS_", "AZURE_", "GOOGLE_", "GH_", "GITHUB_", "HF_", "HUGGING")
 _PR_SET_PDEATHSIG = 1
+_PR_SET_CHILD_SUBREAPER = 36
 
 
 def is_secret(name: str) -> bool:
@@ -75,6 +76,47 @@ def die_with_parent() -> None:
         libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     except (OSError, AttributeError):
         pass  # not Linux: the worker's timeout still kills the process group
+
+
+def become_subreaper() -> None:
+    """Linux: orphans among this process's descendants become its children (not init's), so
+    that what a program leaves running, even in a session of its own, can be found and ended."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
+
+
+def children() -> list[int]:
+    """This process's children (of every thread), from /proc."""
+    found: list[int] = []
+    try:
+        for task in os.listdir("/proc/self/task"):
+            with open(f"/proc/self/task/{task}/children") as f:
+                found += [int(pid) for pid in f.read().split()]
+    except OSError:
+        pass
+    return found
+
+
+def end_descendants(*, spare: frozenset[int] = frozenset()) -> None:
+    """SIGKILL and reap every child but `spare`, again and again: a subreaper inherits the
+    children of each one it reaps, until none is left."""
+    for _ in range(1000):
+        doomed = [pid for pid in children() if pid not in spare]
+        if not doomed:
+            return
+        for pid in doomed:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        for pid in doomed:
+            try:
+                os.waitpid(pid, 0)
+            except ChildProcessError:
+                pass
 
 
 def _set_soft(which: int, value: int) -> None:

@@ -141,6 +141,7 @@ def warm_up(coverage_includes: tuple[str, ...] = ()) -> Ready:
     dynamo_utils.clear_compilation_metrics()
     remember_library_objects()  # after warm-up: the objects torch made while warming are its own
     _readable = sandbox.readable_roots()
+    sandbox.become_subreaper()  # what escapes a run's process group comes back to us (_reap)
     gc.collect()
     gc.freeze()  # children then do not touch (and copy) the warm heap when they collect
     return Ready(pid=os.getpid(), torch_version=torch.__version__, warmup_seconds=time.perf_counter() - started,
@@ -178,6 +179,8 @@ def run_isolated(job: Job, private_fds: tuple[int, ...] = ()) -> ExecResult:
     # A child that reported is done; its exit (tearing down a copy of the warm heap) can
     # finish while we answer. Otherwise how it died is the answer: wait for it.
     status = _reap(pid, wait=not reported)
+    if status is not None and not reported:  # killed or died: its orphans are ours now
+        sandbox.end_descendants(spare=frozenset(_exiting))
     seconds = time.monotonic() - started
     stderr_tail = _tail(os.path.join(scratch, "stderr"))
     shutil.rmtree(scratch, ignore_errors=True)
@@ -190,6 +193,7 @@ def _child(job: Job, write_end: int, scratch: str, private_fds: tuple[int, ...])
     try:
         os.setpgid(0, 0)
         sandbox.die_with_parent()
+        sandbox.become_subreaper()  # the program's orphans are ours to end before we exit
         for fd in private_fds:
             os.close(fd)
         _redirect(1, os.path.join(scratch, "stdout"))
@@ -232,7 +236,10 @@ def _child(job: Job, write_end: int, scratch: str, private_fds: tuple[int, ...])
         except BaseException:
             pass
     finally:
-        os._exit(status)
+        try:
+            sandbox.end_descendants()  # after the report: what the program left running dies with the run
+        finally:
+            os._exit(status)
 
 
 def _own_caches(inductor: str) -> None:
@@ -327,6 +334,7 @@ def _reap_exiting() -> None:
             os.waitpid(pid, 0)
         except ChildProcessError:
             pass
+    sandbox.end_descendants()  # orphans of runs killed before they could end their own
 
 
 def _kill_group(pid: int) -> None:

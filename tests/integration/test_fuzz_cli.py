@@ -89,6 +89,27 @@ def test_fills_the_campaign_and_resumes_where_it_stopped(small_corpus: Path, tmp
     assert all(finding_hits(out)[name] >= n for name, n in hits.items())
     assert after["kept"] == len(queue_ids(out))
 
+    # a disk fault (or a hand) spoils files of each kind: --resume sets aside what it cannot
+    # read, says so, never touches a finding's directory, and no counter goes backwards
+    sidecar = sorted((out / "queue").glob("id:*.json"))[-1]
+    sidecar.write_text(sidecar.read_text()[:40])
+    spoilt = known / "finding.json"
+    spoilt.write_text("{\"signature\": ")
+    (out / "stats.json").write_text((out / "stats.json").read_text()[:100])
+    (out / "coverage.bin").write_bytes((out / "coverage.bin").read_bytes()[:-3])
+    third = fuzz("--out", str(out), "--resume", "--max-execs", "6", "--no-reduce")
+    assert third.returncode == 0, third.stderr
+    warnings = [line for line in third.stderr.splitlines() if line.startswith("warning: ")]
+    assert len(warnings) == 4, warnings
+    for name in (sidecar.with_suffix(".py").name, str(spoilt), "stats.json", "coverage.bin"):
+        assert any(name in w for w in warnings), (name, warnings)
+    assert sorted(p.name for p in (out / "corrupt").iterdir()) == sorted(
+        [sidecar.name, sidecar.with_suffix(".py").name, "stats.json", "coverage.bin"])
+    assert spoilt.read_text() == "{\"signature\": " and (known / "first.py").read_text() == known_source
+    final = counters(out)
+    assert final["execs"] >= after["execs"] + 6 and final["kept"] == len(queue_ids(out))
+    json.loads((out / "stats.json").read_text())
+
 
 def wait_until(proc: subprocess.Popen, ready, log: Path | None = None, timeout: float = 600) -> None:
     """Poll the campaign until `ready()`; fail at once, with the fuzzer's stderr, if it exits first."""

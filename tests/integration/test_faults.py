@@ -1,0 +1,119 @@
+"""Faults a days-long campaign meets, each survived with the right verdict and nothing left
+behind: loops in C code that no Python signal stops, programs that ignore SIGTERM and
+SIGINT, delete their own directory, or leave processes running (even in a session of their
+own). Through real workers and real torch."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+
+import pytest
+
+from mutator.check import Checker
+from mutator.observation import Outcome, RunConfig
+from mutator.verdict import Verdict
+
+from tests.conftest import program
+
+pytestmark = pytest.mark.integration
+
+# The misbehaviour happens only after the compiled run's call (the region sets SEEN).
+ONLY_COMPILED = """
+import os, re, signal, time
+import torch
+SEEN = []
+def fn(x):
+    if torch.compiler.is_compiling():
+        SEEN.append(1)
+    return x + 1
+def inputs():
+    return (torch.ones(3),)
+def drive(f):
+    out = f(*inputs())
+    if SEEN:
+{action}
+    return out
+"""
+
+C_LOOP = "        re.match(r'(a|aa)+$', 'a' * 200 + 'b')  # backtracking inside the regex engine, in C"
+IGNORES_SIGNALS = ("        signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+                   "        signal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+                   "        while True:\n            pass")
+
+
+@pytest.mark.parametrize("action", [C_LOOP, IGNORES_SIGNALS], ids=["loop in C", "ignores SIGTERM and SIGINT"])
+def test_a_run_nothing_can_interrupt_is_killed_at_its_deadline_and_is_a_hang(pool, action: str):
+    checker = Checker(pool, config=RunConfig(timeout=4))
+    started = time.monotonic()
+    result = checker.check(program(ONLY_COMPILED.format(action=action)))
+    assert result.verdict is Verdict.HANG, result.judgement
+    assert result.compiled.outcome is Outcome.TIMEOUT and result.eager.outcome is Outcome.COMPLETED
+    assert time.monotonic() - started < 60  # two timed-out compiled runs and a few quick ones
+
+
+def test_a_program_deleting_its_own_directory_is_judged_and_the_worker_goes_on(pool, checker):
+    result = checker.check(program("""
+        import os, shutil
+        import torch
+        def fn(x):
+            return x + 1
+        def inputs():
+            return (torch.ones(3),)
+        def drive(f):
+            shutil.rmtree(os.getcwd())  # and stays in it: a directory that is gone
+            out = f(*inputs())
+            open("after.txt", "w")  # fails the same way in both runs
+            return out
+    """))
+    assert result.verdict is Verdict.INVALID and "FileNotFoundError" in result.reason, result.judgement
+    assert checker.check(program("import torch\ndef fn(x):\n    return x * 2\ndef inputs():\n"
+                                 "    return (torch.ones(2),)\n")).verdict is Verdict.PASS
+
+
+def test_processes_a_program_leaves_running_do_not_outlive_its_run(checker):
+    """Children that sleep on after the program ends, half of them grandchildren in a session
+    of their own (out of reach of the run's process group, orphaned at once): none is alive
+    once the check is done."""
+    result = checker.check(program("""
+        import json, os, time
+        import torch
+        def fn(x):
+            return x + 1
+        def inputs():
+            return (torch.ones(3),)
+        def drive(f):
+            read, write = os.pipe()
+            for i in range(20):
+                if os.fork() == 0:
+                    if i % 2:
+                        os.setsid()
+                        if os.fork():
+                            os._exit(0)
+                    os.write(write, f"{os.getpid()} ".encode())
+                    time.sleep(300)
+                    os._exit(0)
+            pids = []
+            while len(pids) < 20:
+                pids += os.read(read, 4096).decode().split()
+            print("PIDS " + json.dumps(sorted(map(int, pids))))
+            return f(*inputs())
+    """))
+    assert result.verdict is Verdict.PASS, result.judgement
+    pids = [pid for run in result.runs for pid in json.loads(
+        next(line for line in run.observation.stdout.head.splitlines() if line.startswith("PIDS "))[5:])]
+    assert len(pids) == 20 * len(result.runs)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and any(map(_alive, pids)):
+        time.sleep(0.2)
+    assert [pid for pid in pids if _alive(pid)] == []
+
+
+def _alive(pid: int) -> bool:
+    """Running (a zombie is dead: it only waits to be reaped)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
