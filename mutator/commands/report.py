@@ -39,6 +39,9 @@ def report(campaign_dirs: tuple[Path, ...], out: Path | None, no_ablation: bool,
             click.echo(f"error: {campaign_dir}: no findings/ directory; give a campaign directory", err=True)
             sys.exit(EXIT_USAGE)
     stores = {campaign_dir: FindingStore(campaign_dir) for campaign_dir in campaign_dirs}
+    for store in stores.values():
+        for problem in store.unreadable:
+            click.echo(f"warning: {problem}", err=True)
     groups = _by_signature(stores)
     findings = sorted((group[0] for group in groups.values()),
                       key=lambda item: (not item[1].signature.verdict.is_frontend_bug, item[1].signature.verdict,
