@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import Enum
 
+from mutator.exec.sandbox import SANDBOX_CHOICES
 from mutator.values import ExceptionInfo, Value
 
 
@@ -43,6 +44,7 @@ class RunConfig:
     dynamic: bool | None = None
     timeout: float = 60.0  # seconds of wall clock per run
     memory_mb: int = 4096  # address space the program may add to the warm worker's
+    file_mb: int = 1024  # the largest file a run may write (its stdout and stderr are files too)
     stdout_limit: int = 64 * 1024  # characters of stdout kept as text (all of it is hashed)
     # confinement of each run (mutator.exec.sandbox): "on", the best layer the workers have;
     # "audit", audit hooks only; "off", none (environment scrubbing and limits stay)
@@ -51,10 +53,10 @@ class RunConfig:
     def __post_init__(self) -> None:
         if self.backend not in {"eager", "aot_eager", "inductor"}:
             raise ValueError(f"backend must be eager, aot_eager or inductor, not {self.backend!r}")
-        if self.sandbox not in ("on", "audit", "off"):
-            raise ValueError(f"sandbox must be on, audit or off, not {self.sandbox!r}")
-        if self.timeout <= 0 or self.memory_mb <= 0:
-            raise ValueError("timeout and memory_mb must be positive")
+        if self.sandbox not in SANDBOX_CHOICES:
+            raise ValueError(f"sandbox must be one of {', '.join(SANDBOX_CHOICES)}, not {self.sandbox!r}")
+        if self.timeout <= 0 or self.memory_mb <= 0 or self.file_mb <= 0:
+            raise ValueError("timeout, memory_mb and file_mb must be positive")
 
 
 @dataclass(frozen=True, slots=True)

@@ -50,16 +50,39 @@ def scrub_os_environ() -> None:
         del os.environ[name]
 
 
-def limit_resources(*, memory_bytes: int, cpu_seconds: int) -> None:
-    """Soft limits only, so that the runtime can lift them again to report."""
+OPEN_FILES = 1024  # descriptors a run may hold
+MORE_PROCESSES = 512  # processes and threads a run may add (not enforced for root: the kernel exempts it)
+
+
+def limit_resources(*, memory_bytes: int, cpu_seconds: int, file_bytes: int) -> None:
+    """Soft limits only, so that the runtime can lift them again to report: address space,
+    CPU time, the size of any file written (SIGXFSZ ignored: the write fails with EFBIG, a
+    "File too large" error in the program), open files, and processes. RLIMIT_NPROC counts
+    the user's tasks system-wide; the task count of the whole system bounds it from above."""
     _set_soft(resource.RLIMIT_AS, memory_bytes)
     _set_soft(resource.RLIMIT_CPU, cpu_seconds)
     _set_soft(resource.RLIMIT_CORE, 0)
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    _set_soft(resource.RLIMIT_FSIZE, file_bytes)
+    _set_soft(resource.RLIMIT_NOFILE, OPEN_FILES)
+    _set_soft(resource.RLIMIT_NPROC, _tasks() + MORE_PROCESSES)
+
+
+def _tasks() -> int:
+    """Threads of the whole system now (the fourth field of /proc/loadavg: running/total)."""
+    try:
+        with open("/proc/loadavg") as f:
+            return int(f.read().split()[3].split("/")[1])
+    except (OSError, IndexError, ValueError):
+        return 1 << 20
 
 
 def lift_memory_limit() -> None:
-    _, hard = resource.getrlimit(resource.RLIMIT_AS)
-    resource.setrlimit(resource.RLIMIT_AS, (hard, hard))
+    """What the runtime needs to report after the program: memory, and descriptors (a program
+    may have used them all)."""
+    for which in (resource.RLIMIT_AS, resource.RLIMIT_NOFILE):
+        _, hard = resource.getrlimit(which)
+        resource.setrlimit(which, (hard, hard))
 
 
 def address_space_bytes() -> int:
@@ -120,9 +143,11 @@ def end_descendants(*, spare: frozenset[int] = frozenset()) -> None:
 
 
 def _set_soft(which: int, value: int) -> None:
-    _, hard = resource.getrlimit(which)
+    soft, hard = resource.getrlimit(which)
     if hard != resource.RLIM_INFINITY:
         value = min(value, hard)
+    if which in (resource.RLIMIT_NOFILE, resource.RLIMIT_NPROC) and soft != resource.RLIM_INFINITY:
+        value = min(value, soft)  # never more than the worker had
     resource.setrlimit(which, (value, hard))
 
 

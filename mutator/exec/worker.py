@@ -218,6 +218,7 @@ def _child(job: Job, write_end: int, scratch: str, private_fds: tuple[int, ...])
         sandbox.limit_resources(
             memory_bytes=sandbox.address_space_bytes() + (job.config.memory_mb << 20),
             cpu_seconds=math.ceil(job.config.timeout) + 1,
+            file_bytes=job.config.file_mb << 20,
         )
         tracing = _tracer is not None and job.mode is Mode.COMPILED
         if tracing:

@@ -53,6 +53,29 @@ def test_a_run_nothing_can_interrupt_is_killed_at_its_deadline_and_is_a_hang(poo
     assert time.monotonic() - started < 60  # two timed-out compiled runs and a few quick ones
 
 
+LIMITED = """
+import os
+import torch
+def fn(x):
+    return x + 1
+def inputs():
+    return (torch.ones(3),)
+def drive(f):
+    {action}
+    return f(*inputs())
+"""
+
+
+@pytest.mark.parametrize("action,config,message", [
+    ("held = [open(os.devnull) for _ in range(5000)]", RunConfig(timeout=30), "Too many open files"),
+    ("open('big.bin', 'wb').write(bytes(3 << 20))", RunConfig(timeout=30, file_mb=1), "File too large"),
+], ids=["open files", "file size"])
+def test_a_limit_hit_in_both_runs_is_invalid_and_named(pool, action: str, config: RunConfig, message: str):
+    result = Checker(pool, config=config).check(program(LIMITED.format(action=action)))
+    assert result.verdict is Verdict.INVALID and message in result.reason, result.judgement
+    assert result.eager.outcome is result.compiled.outcome is Outcome.RAISED
+
+
 def test_a_program_deleting_its_own_directory_is_judged_and_the_worker_goes_on(pool, checker):
     result = checker.check(program("""
         import os, shutil
