@@ -138,7 +138,7 @@ def fuzz(ctx: click.Context, corpus_dirs: tuple[str, ...], out: Path, duration: 
                  f"sandbox: {config.sandbox})")
         show = StatusLines() if no_ui or not console.is_terminal else LiveScreen(console, title)
         interrupts = _GracefulStop(fuzzer)
-        started = time.monotonic()
+        started, unwritable = time.monotonic(), False
         try:
             with interrupts, show:
                 if seeds:
@@ -153,15 +153,25 @@ def fuzz(ctx: click.Context, corpus_dirs: tuple[str, ...], out: Path, duration: 
             sys.exit(EXIT_USAGE)
         except KeyboardInterrupt:  # the second Ctrl-C: stop now, keep what is on disk
             click.echo("stopped", err=True)
+        except OSError as exc:  # the disk is full, or gone: stop; every file written before is whole
+            click.echo(f"error: {_write_failure(exc, campaign)}", err=True)
+            unwritable = True
         finally:
             if fuzzer.reduction is not None:
                 fuzzer.reduction.close()
                 fuzzer.collect_reductions()
             if fuzzer.llm is not None:
                 fuzzer.llm.close()
-            fuzzer.save(force=True)
+            try:
+                fuzzer.save(force=True)
+            except OSError as exc:
+                if not unwritable:
+                    click.echo(f"error: {_write_failure(exc, campaign)}", err=True)
+                unwritable = True
             campaign.close()
     _print_summary(fuzzer)
+    if unwritable:
+        sys.exit(EXIT_USAGE)
 
 
 def _instance_out(ctx: click.Context, out: Path, sync_dir: Path | None, instance: str | None) -> Path:
@@ -256,6 +266,12 @@ def _as_stored(name: str, value):  # type: ignore[no-untyped-def]
     if name == "corpus_dirs":
         return [os.path.normpath(v) for v in value]
     return list(value) if isinstance(value, (tuple, list)) else value
+
+
+def _write_failure(exc: OSError, campaign: Campaign) -> str:
+    where = exc.filename or campaign.root
+    return (f"{where}: {exc.strerror or exc}; the campaign stopped with every file written before "
+            f"it whole: free space and continue with --resume --out {campaign.root}")
 
 
 class _GracefulStop:

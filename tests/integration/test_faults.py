@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import time
+from pathlib import Path
 
 import pytest
 
@@ -45,7 +46,7 @@ IGNORES_SIGNALS = ("        signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
 
 @pytest.mark.parametrize("action", [C_LOOP, IGNORES_SIGNALS], ids=["loop in C", "ignores SIGTERM and SIGINT"])
 def test_a_run_nothing_can_interrupt_is_killed_at_its_deadline_and_is_a_hang(pool, action: str):
-    checker = Checker(pool, config=RunConfig(timeout=4))
+    checker = Checker(pool, config=RunConfig(timeout=2))
     started = time.monotonic()
     result = checker.check(program(ONLY_COMPILED.format(action=action)))
     assert result.verdict is Verdict.HANG, result.judgement
@@ -140,3 +141,51 @@ def _alive(pid: int) -> bool:
             return f.read().rsplit(")", 1)[1].split()[0] != "Z"
     except OSError:
         return False
+
+
+def test_a_full_disk_stops_the_campaign_cleanly_with_everything_written_before_whole(tmp_path, monkeypatch):
+    """Every write after the 30th fails with ENOSPC (as a full disk does, and goes on doing):
+    mutate fuzz stops with one error line saying what to do, exit status 2, and the campaign
+    directory is exactly as it was when the disk filled."""
+    import errno
+    import shutil as _shutil
+
+    from click.testing import CliRunner
+
+    from cli import main
+    from mutator import storage
+
+    seeds = tmp_path / "seeds"
+    seeds.mkdir()
+    root = Path(__file__).resolve().parents[2] / "seeds"
+    for rel in ("C_iterators/map_filter_zip_enumerate.py", "others/format_and_mappingproxy.py",
+                "E2_exceptions/attribute_access_try.py"):
+        _shutil.copy(root / rel, seeds / Path(rel).name)
+    out = tmp_path / "campaign"
+    writes, at_failure = [0], {}
+
+    def filling(real):  # type: ignore[no-untyped-def]
+        def write(path, *args, **kwargs):  # type: ignore[no-untyped-def]
+            writes[0] += 1
+            if writes[0] > 30:
+                if not at_failure:
+                    at_failure.update(_contents(out))
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
+            return real(path, *args, **kwargs)
+        return write
+
+    monkeypatch.setattr(storage, "write_bytes", filling(storage.write_bytes))
+    monkeypatch.setattr(storage, "append_line", filling(storage.append_line))
+    result = CliRunner().invoke(main, ["fuzz", "--no-ui", "--no-reduce", "-j", "2", "--corpus", str(seeds),
+                                       "--out", str(out), "--max-execs", "400"])
+    assert result.exit_code == 2, result.output
+    errors = [line for line in result.output.splitlines() if line.startswith("error: ")]
+    assert len(errors) == 1 and "No space left on device" in errors[0] and "--resume" in errors[0], result.output
+    assert at_failure and _contents(out) == at_failure
+    for path in out.rglob("*.json"):
+        json.loads(path.read_text())
+
+
+def _contents(root) -> dict[str, bytes]:  # type: ignore[no-untyped-def]
+    return {str(p.relative_to(root)): p.read_bytes() for p in root.rglob("*")
+            if p.is_file() and not p.name.endswith(".tmp") and p.name != ".lock"}
