@@ -56,7 +56,7 @@ def soak(seeds: Path, root: Path, *, kills: int, rng: random.Random, jobs: int =
                 result.problems.append(f"the last resume exited {proc.returncode}: "
                                        f"{(root / f'stderr-{n}.txt').read_text()[-500:]}")
         else:
-            moment = _wait_under_way(proc, out, before.get("execs", 0)) + rng.uniform(0, 8)
+            moment = _wait_under_way(proc, out, before.get("execs", 0)) + rng.uniform(0, 5)
             while time.monotonic() < moment and proc.poll() is None:
                 time.sleep(0.05)
             os.killpg(proc.pid, signal.SIGKILL)

@@ -169,7 +169,7 @@ class Campaign:
                                            provenance=data["provenance"]))
             except (storage.StorageError, ProgramError, UnicodeDecodeError, KeyError, TypeError, ValueError) as exc:
                 moved = self.set_corrupt_aside(sidecar, program_path)
-                self.problems.append(f"{program_path.name}: unreadable ({_one_line(exc)}); moved to {moved}/, "
+                self.problems.append(f"{program_path.name}: unreadable ({storage.one_line(exc)}); moved to {moved}/, "
                                      "the campaign goes on without it")
         return sorted(entries, key=lambda e: e.id)
 
@@ -204,7 +204,7 @@ class Campaign:
             return stats
         except (storage.StorageError, ValueError) as exc:
             moved = self.set_corrupt_aside(path)
-            self.problems.append(f"stats.json: unreadable ({_one_line(exc)}); moved to {moved}/, counters "
+            self.problems.append(f"stats.json: unreadable ({storage.one_line(exc)}); moved to {moved}/, counters "
                                  "go on from plot_data.csv, the queue and the findings")
             return {"counters": self._last_plotted()}
 
@@ -262,8 +262,3 @@ class Campaign:
 
     def describe(self) -> str:
         return json.dumps(self.config.as_json())
-
-
-def _one_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return (text[-1] if text else type(exc).__name__)[:200]

@@ -150,13 +150,16 @@ class FindingStore:
         self.aliases: dict[Signature, Signature] = {}  # a merged finding's signature -> the one it joined
         self.known: dict[Signature, str] = {}  # signatures synced peers have filed -> the first peer's name
         self.unreadable: list[str] = []  # finding.json files left as they are, and why
+        self._spoilt: set[str] = set()  # their directories, relative to root: never written again
         for path in sorted([*root.glob("findings/*/finding.json"), *root.glob("hangs/*/finding.json")]):
             try:
                 finding = Finding.from_json(storage.read_json(path))
             except (storage.StorageError, KeyError, TypeError, ValueError) as exc:
                 # never moved nor rewritten: a finding's directory is the user's to look at
-                self.unreadable.append(f"{path}: unreadable ({str(exc).splitlines()[-1][:200] if str(exc) else exc!r}); "
-                                       "left as it is and not counted; restore it or move it aside")
+                self.unreadable.append(f"{path}: unreadable ({storage.one_line(exc)}); left as it is and not "
+                                       "counted (a new hit of its signature is filed beside it); restore it or "
+                                       "move it aside")
+                self._spoilt.add(str(path.parent.relative_to(root)))
                 continue
             self.findings[finding.signature] = finding
         for finding in list(self.findings.values()):
@@ -204,7 +207,10 @@ class FindingStore:
         created = finding is None
         if finding is None:
             group = "hangs" if signature.verdict is Verdict.HANG else "findings"
-            finding = Finding(signature, result.reason, f"{group}/{signature.slug()}", smallest_size=size,
+            where = f"{group}/{signature.slug()}"
+            while where in self._spoilt:  # its unreadable finding.json is there: file beside it
+                where += "-again"
+            finding = Finding(signature, result.reason, where, smallest_size=size,
                               first_seen=round(elapsed, 2), known_from=self.known.get(signature, ""))
             storage.write_text(self.root / finding.directory / "first.py", program.source)
         is_new = created and not finding.known_from

@@ -73,6 +73,12 @@ def read_json(path: Path) -> Any:
         raise StorageError(f"{path}: cannot read ({exc}); move it aside or restore it") from None
 
 
+def one_line(exc: BaseException) -> str:
+    """An exception's message for a one-line error: its last line, at most 200 characters."""
+    text = str(exc).strip().splitlines()
+    return (text[-1] if text else type(exc).__name__)[:200]
+
+
 def remove_stale_temporaries(root: Path) -> int:
     """Temp files left by a writer that was killed mid-write; returns how many were removed."""
     removed = 0

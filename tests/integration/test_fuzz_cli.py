@@ -82,10 +82,10 @@ def test_fills_the_campaign_and_resumes_where_it_stopped(small_corpus: Path, tmp
     changed = fuzz("--out", str(out), "--resume", "--backend", "aot_eager", "--max-execs", "5")
     assert changed.returncode == 2 and "keeps the settings" in changed.stderr
 
-    second = fuzz("--corpus", str(small_corpus), "--out", str(out), "--max-execs", "24", "--resume", "--no-reduce")
+    second = fuzz("--corpus", str(small_corpus), "--out", str(out), "--max-execs", "12", "--resume", "--no-reduce")
     assert second.returncode == 0, second.stderr
     after = counters(out)
-    assert after["execs"] == 48 and after["sessions"] == 2
+    assert after["execs"] == 36 and after["sessions"] == 2
     assert queue_ids(out) >= queue
     assert all(finding_hits(out)[name] >= n for name, n in hits.items())
     assert after["kept"] == len(queue_ids(out))
@@ -98,7 +98,7 @@ def test_fills_the_campaign_and_resumes_where_it_stopped(small_corpus: Path, tmp
     spoilt.write_text("{\"signature\": ")
     (out / "stats.json").write_text((out / "stats.json").read_text()[:100])
     (out / "coverage.bin").write_bytes((out / "coverage.bin").read_bytes()[:-3])
-    third = fuzz("--out", str(out), "--resume", "--max-execs", "6", "--no-reduce")
+    third = fuzz("--out", str(out), "--resume", "--max-execs", "4", "--no-reduce")
     assert third.returncode == 0, third.stderr
     warnings = [line for line in third.stderr.splitlines() if line.startswith("warning: ")]
     assert len(warnings) == 4, warnings
@@ -108,7 +108,7 @@ def test_fills_the_campaign_and_resumes_where_it_stopped(small_corpus: Path, tmp
         [sidecar.name, sidecar.with_suffix(".py").name, "stats.json", "coverage.bin"])
     assert spoilt.read_text() == "{\"signature\": " and (known / "first.py").read_text() == known_source
     final = counters(out)
-    assert final["execs"] >= after["execs"] + 6 and final["kept"] == len(queue_ids(out))
+    assert final["execs"] >= after["execs"] + 4 and final["kept"] == len(queue_ids(out))
     json.loads((out / "stats.json").read_text())
 
 

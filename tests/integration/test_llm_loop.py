@@ -30,7 +30,7 @@ from mutator.program import Program
 from mutator.repair.llm import LLMRepairer
 from mutator.schedule import UniformSchedule
 
-from tests.support.llm_server import MODEL, ScriptedServer, malformed, raw_json, slow, status, text
+from tests.support.llm_server import MODEL, ScriptedServer, malformed, status, text
 
 pytestmark = pytest.mark.integration
 
@@ -154,28 +154,23 @@ def test_mutate_fuzz_with_and_without_an_endpoint(tmp_path: Path):
     assert KEY not in proc.stdout + proc.stderr
 
 
-@pytest.mark.parametrize("endpoint", ["down", "slow and garbage"])
-def test_a_campaign_goes_on_whatever_its_llm_endpoint_does(tmp_path: Path, endpoint: str):
-    """An endpoint nobody listens on, or one that answers late and then with garbage: every
-    check is still made, the error is in stats.json, nothing else changes."""
+def test_a_campaign_goes_on_when_its_llm_endpoint_is_down(tmp_path: Path):
+    """An endpoint nobody listens on: every check is still made, the failures are counted by
+    kind, nothing else changes (slow answers and garbage inside the loop: the test above)."""
     import socket
 
     seeds = tmp_path / "seeds"
     seeds.mkdir()
     (seeds / "seed.py").write_text(SEED)
     out = tmp_path / "campaign"
-    args = ("--corpus", str(seeds), "--out", str(out), "--time", "6s", "--llm-model", "local-coder")
-    if endpoint == "down":
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port = s.getsockname()[1]  # closed again: connections are refused
-        proc = cli_fuzz(*args, env={"OPENAI_BASE_URL": f"http://127.0.0.1:{port}/v1", "OPENAI_API_KEY": KEY})
-    else:
-        with ScriptedServer([slow(3, malformed()), raw_json({"choices": "garbage"}), malformed()] * 10) as server:
-            proc = cli_fuzz(*args, env={"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": KEY})
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # closed again: connections are refused
+    proc = cli_fuzz("--corpus", str(seeds), "--out", str(out), "--time", "6s", "--llm-model", "local-coder",
+                    env={"OPENAI_BASE_URL": f"http://127.0.0.1:{port}/v1", "OPENAI_API_KEY": KEY})
     assert proc.returncode == 0, proc.stderr[-2000:]
     stats = json.loads((out / "stats.json").read_text())
     failures = stats["snapshot"]["llm"]["failures"]
     assert stats["counters"]["execs"] >= 6 and stats["counters"]["origins"]["L"]["asked"] >= 1
-    assert set(failures) == ({"connection"} if endpoint == "down" else {"bad_response"}), failures
+    assert set(failures) == {"connection"}, failures
     assert "Traceback" not in proc.stderr

@@ -148,10 +148,10 @@ def test_the_pool_says_which_layer_its_runs_get(pool):
     assert pool.sandbox().startswith(offered)
 
 
-@pytest.mark.parametrize("layer", ["on", "audit"])
-def test_an_inductor_compile_works_confined(pool, layer: str):
-    """Inductor writes its cache and runs the C++ compiler: inside the run's directory."""
-    checker = Checker(pool, config=RunConfig(timeout=120, backend="inductor", sandbox=layer))
+def test_an_inductor_compile_works_confined(pool):
+    """Inductor writes its cache and runs the C++ compiler: inside the run's directory (under
+    the audit hooks, the programs Inductor starts are allowed: tests/unit/test_sandbox.py)."""
+    checker = Checker(pool, config=RunConfig(timeout=120, backend="inductor"))
     result = checker.check(program("""
         import torch
         def fn(x):
@@ -163,11 +163,11 @@ def test_an_inductor_compile_works_confined(pool, layer: str):
 
 
 def test_mutate_run_json_names_the_layer(tmp_path: Path):
+    """--no-sandbox: each row says "off" (what each choice gets: tests/unit/test_sandbox.py)."""
     path = tmp_path / "prog.py"
     path.write_text("import torch\ndef fn(x):\n    return x + 1\ndef inputs():\n    return (torch.ones(2),)\n")
-    for flags, wanted in (([], "landlock ABI" if landlock.abi() else "audit hooks"), (["--no-sandbox"], "off")):
-        done = subprocess.run([sys.executable, "cli.py", "run", "--json", "-j", "1", *flags, str(path)],
-                              capture_output=True, text=True, cwd=Path(__file__).resolve().parents[2], timeout=300)
-        assert done.returncode == 0, done.stderr
-        [row] = json.loads(done.stdout)
-        assert row["sandbox"].startswith(wanted), row["sandbox"]
+    done = subprocess.run([sys.executable, "cli.py", "run", "--json", "-j", "1", "--no-sandbox", str(path)],
+                          capture_output=True, text=True, cwd=Path(__file__).resolve().parents[2], timeout=300)
+    assert done.returncode == 0, done.stderr
+    [row] = json.loads(done.stdout)
+    assert row["sandbox"] == "off" and row["verdict"] == "PASS"

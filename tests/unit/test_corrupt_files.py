@@ -52,3 +52,25 @@ def test_a_finding_that_cannot_be_read_is_left_alone_and_reported(tmp_path: Path
     result = CliRunner().invoke(report, [str(tmp_path)])
     assert "warning: " in result.output and "finding.json: unreadable" in result.output
     assert (spoilt / "finding.json").read_text() == "[1, 2" and (spoilt / "first.py").exists()
+
+
+def test_a_new_hit_of_an_unreadable_findings_signature_is_filed_beside_it(tmp_path: Path):
+    from mutator.check import CheckResult
+    from mutator.observation import ExecResult, Mode, Outcome
+    from mutator.oracle import Oracle
+    from mutator.program import Program
+    from mutator.findings import Signature
+
+    program = Program.from_source("import torch\ndef fn(x):\n    return x\ndef inputs():\n    return (torch.ones(1),)\n",
+                                  "p.py")
+    eager = ExecResult(program.name, Mode.EAGER, Outcome.COMPLETED)
+    compiled = ExecResult(program.name, Mode.COMPILED, Outcome.RAISED, detail="raised RuntimeError: boom")
+    result = CheckResult(program, Oracle().judge(eager, compiled, program=program), (eager, compiled))
+    spoilt = tmp_path / "findings" / Signature.of(result).slug()
+    spoilt.mkdir(parents=True)
+    (spoilt / "finding.json").write_text("{")
+    (spoilt / "first.py").write_text("theirs\n")
+    store = FindingStore(tmp_path)
+    store.record(result, provenance="seed", parent=None, elapsed=1.0)
+    assert (spoilt / "finding.json").read_text() == "{" and (spoilt / "first.py").read_text() == "theirs\n"
+    assert (spoilt.parent / (spoilt.name + "-again") / "first.py").read_text() == program.source

@@ -63,7 +63,7 @@ def test_operator_output_always_compiles_and_records_provenance(op):
     assert applied > 0, f"{op.id} applies to no shipped seed"
 
 
-SHARES = 10
+SHARES = 15
 
 
 def test_counting_only_the_hooked_nodes_finds_every_site_in_order():
@@ -72,7 +72,7 @@ def test_counting_only_the_hooked_nodes_finds_every_site_in_order():
     target finds (the chosen site, and so every recipe's mutant, depends on both)."""
     pruned, contexts = 0, seed_contexts()
     for k, op in enumerate(all_operators()):
-        for ctx in contexts[k % SHARES::SHARES]:  # each operator on a tenth of the seeds, every seed by some
+        for ctx in contexts[k % SHARES::SHARES]:  # each operator on a fifteenth of the seeds, every seed by some
             full = op(ctx, random.Random(0))
             full._path = ctx.reaching(op.TARGET)
             ctx.module.visit(full)
