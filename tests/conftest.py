@@ -17,6 +17,26 @@ for _name in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "MUTATOR_LLM_MODEL"):
     os.environ.pop(_name, None)
 
 
+# Flags a side effect only in the compiled run; drive then misbehaves on the host side
+# (`action`: one line).
+ONLY_COMPILED = """
+import os, signal, sys
+import torch
+SEEN = []
+def fn(x):
+    if torch.compiler.is_compiling():
+        SEEN.append(1)
+    return x + 1
+def inputs():
+    return (torch.ones(3),)
+def drive(f):
+    out = f(*inputs())
+    if SEEN:
+        {action}
+    return out
+"""
+
+
 def program(source: str, name: str = "prog.py") -> Program:
     return Program.from_source(textwrap.dedent(source).lstrip(), name)
 

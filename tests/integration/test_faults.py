@@ -16,32 +16,13 @@ from mutator.check import Checker
 from mutator.observation import Outcome, RunConfig
 from mutator.verdict import Verdict
 
-from tests.conftest import program
+from tests.conftest import ONLY_COMPILED, program
 
 pytestmark = pytest.mark.integration
 
-# The misbehaviour happens only after the compiled run's call (the region sets SEEN).
-ONLY_COMPILED = """
-import os, re, signal, time
-import torch
-SEEN = []
-def fn(x):
-    if torch.compiler.is_compiling():
-        SEEN.append(1)
-    return x + 1
-def inputs():
-    return (torch.ones(3),)
-def drive(f):
-    out = f(*inputs())
-    if SEEN:
-{action}
-    return out
-"""
-
-C_LOOP = "        re.match(r'(a|aa)+$', 'a' * 200 + 'b')  # backtracking inside the regex engine, in C"
-IGNORES_SIGNALS = ("        signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
-                   "        signal.signal(signal.SIGINT, signal.SIG_IGN)\n"
-                   "        while True:\n            pass")
+C_LOOP = "__import__('re').match(r'(a|aa)+$', 'a' * 200 + 'b')  # backtracking in the regex engine, in C"
+IGNORES_SIGNALS = ("signal.signal(signal.SIGTERM, signal.SIG_IGN); signal.signal(signal.SIGINT, signal.SIG_IGN); "
+                   "exec('while True: pass')")
 
 
 @pytest.mark.parametrize("action", [C_LOOP, IGNORES_SIGNALS], ids=["loop in C", "ignores SIGTERM and SIGINT"])

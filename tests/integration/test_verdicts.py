@@ -12,27 +12,9 @@ from mutator.check import Checker
 from mutator.observation import Mode, Outcome, RunConfig
 from mutator.verdict import Verdict
 
-from tests.conftest import SECRET, program
+from tests.conftest import ONLY_COMPILED, SECRET, program
 
 pytestmark = pytest.mark.integration
-
-# Flags a side effect only in the compiled run; drive then misbehaves on the host side.
-ONLY_COMPILED = """
-import os, signal, sys
-import torch
-SEEN = []
-def fn(x):
-    if torch.compiler.is_compiling():
-        SEEN.append(1)
-    return x + 1
-def inputs():
-    return (torch.ones(3),)
-def drive(f):
-    out = f(*inputs())
-    if SEEN:
-        {action}
-    return out
-"""
 
 
 def check(checker, source, name="prog.py"):
