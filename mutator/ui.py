@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import sys
 import time
+from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
 from typing import IO, Any
@@ -190,10 +191,7 @@ def workers_line(states: list[str]) -> str:
     """One word per worker for a few; counts by state for many (a cluster's thousand)."""
     if len(states) <= 16:
         return " ".join(states) or "-"
-    counts: dict[str, int] = {}
-    for state in states:
-        counts[state] = counts.get(state, 0) + 1
-    return f"{len(states)}: " + ", ".join(f"{n} {state}" for state, n in sorted(counts.items(), key=lambda kv: -kv[1]))
+    return f"{len(states)}: " + ", ".join(f"{n} {state}" for state, n in Counter(states).most_common())
 
 
 def _pairs(title: str, rows: list[tuple[str, str]]) -> Table:

@@ -19,14 +19,13 @@ from rich.console import Console
 
 from mutator.campaign import Campaign, CampaignConfig, CampaignError
 from mutator.check import Checker
-from mutator.commands.common import EXIT_USAGE, Duration, open_executor, ray_option, run_options
+from mutator.commands.common import EXIT_USAGE, Duration, open_executor, ray_option, run_config, run_options
 from mutator.corpus import Corpus
 from mutator.exec import ExecutorError
 from mutator.findings import FindingStore
 from mutator.fuzzer import LLM_FAMILY, Budget, Fuzzer
 from mutator.mutation.mutator import Mutator
 from mutator.mutation.registry import all_operators
-from mutator.observation import RunConfig
 from mutator.program import load_programs
 from mutator.schedule import SCHEDULES
 from mutator.storage import StorageError
@@ -110,10 +109,10 @@ def fuzz(ctx: click.Context, corpus_dirs: tuple[str, ...], out: Path, duration: 
         if not seeds:
             click.echo("error: no seed programs in " + ", ".join(config.corpus), err=True)
             sys.exit(EXIT_USAGE)
-    run_config = RunConfig(backend=config.backend, timeout=config.timeout, memory_mb=config.memory_mb,
-                           sandbox="off" if no_sandbox else "on")
+    run = run_config(backend=config.backend, timeout=config.timeout, memory_mb=config.memory_mb,
+                     no_sandbox=no_sandbox)
     console = Console(stderr=True)
-    with open_executor(jobs=jobs, config=run_config, coverage=config.coverage, ray_address=ray_address) as pool:
+    with open_executor(jobs=jobs, config=run, coverage=config.coverage, ray_address=ray_address) as pool:
         try:
             ready = pool.wait_ready()
         except ExecutorError as exc:
@@ -131,7 +130,7 @@ def fuzz(ctx: click.Context, corpus_dirs: tuple[str, ...], out: Path, duration: 
         if not no_reduce:
             from mutator.reduce.background import BackgroundReduction
 
-            fuzzer.reduction = BackgroundReduction(pool, campaign.root, workers=pool.size, config=run_config,
+            fuzzer.reduction = BackgroundReduction(pool, campaign.root, workers=pool.size, config=run,
                                                    torch_version=torch_version, max_share=reduce_share)
         workers = f"{pool.size} Ray actors" if ray_address is not None else f"{pool.size} workers"
         title = (f"mutate fuzz: {campaign.root} ({config.backend} backend, {config.schedule} schedule, {workers}, "

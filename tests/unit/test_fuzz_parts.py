@@ -312,3 +312,11 @@ def test_invalid_mutants_are_logged_with_their_eager_failure_and_a_torn_line_is_
     assert rows[0]["program"] == f"{program.digest}.py" and "program" not in rows[1]  # only the first is kept
     assert (tmp_path / "c" / "invalid" / program.digest).with_suffix(".py").read_text() == program.source
     campaign.close()
+
+
+def test_the_workers_line_names_a_few_workers_and_counts_many():
+    from mutator.ui import workers_line
+
+    assert workers_line(["idle", "busy"]) == "idle busy" and workers_line([]) == "-"
+    many = ["busy"] * 30 + ["restarting"] * 2 + ["idle"] * 5
+    assert workers_line(many) == "37: 30 busy, 5 idle, 2 restarting"
