@@ -51,7 +51,7 @@ def scrub_os_environ() -> None:
 
 
 OPEN_FILES = 1024  # descriptors a run may hold
-MORE_PROCESSES = 512  # processes and threads a run may add (not enforced for root: the kernel exempts it)
+MORE_PROCESSES = 512  # processes and threads a run may add (for root: through a pids cgroup, task_cgroup)
 
 
 def limit_resources(*, memory_bytes: int, cpu_seconds: int, file_bytes: int) -> None:
@@ -66,6 +66,95 @@ def limit_resources(*, memory_bytes: int, cpu_seconds: int, file_bytes: int) -> 
     _set_soft(resource.RLIMIT_FSIZE, file_bytes)
     _set_soft(resource.RLIMIT_NOFILE, OPEN_FILES)
     _set_soft(resource.RLIMIT_NPROC, _tasks() + MORE_PROCESSES)
+
+
+# -- a pids cgroup: the process limit that also binds root ----------------------------------------
+_CGROUP_ROOT = "/sys/fs/cgroup"
+_CGROUP_PREFIX = "mutator-worker-"
+
+
+def task_cgroup(limit: int, *, root: str = _CGROUP_ROOT, table: str = "/proc/self/cgroup") -> str | None:
+    """A pids cgroup for this worker's runs, at most `limit` tasks (processes and threads)
+    at once: the one process limit the kernel applies to root too (RLIMIT_NPROC exempts it),
+    so that a fork bomb in a run stays a hang, not a machine out of process ids. Made beside
+    this process's own pids cgroup (cgroup v1's pids hierarchy, or v2 where the controller is
+    delegated); None where it cannot be (not root, no pids controller, read-only). Each run's
+    child joins it (`join_task_cgroup`); cgroups of workers that died are removed here."""
+    parent = own_pids_cgroup(root, table=table)
+    if parent is None:
+        return None
+    for stale in _stale_cgroups(parent):
+        try:
+            os.rmdir(stale)
+        except OSError:
+            pass  # not empty yet, or another worker's removal came first
+    path = os.path.join(parent, f"{_CGROUP_PREFIX}{os.getpid()}")
+    try:
+        os.makedirs(path, exist_ok=True)
+        with open(os.path.join(path, "pids.max"), "w") as f:
+            f.write(str(limit))
+    except OSError:
+        try:
+            os.rmdir(path)
+        except OSError:
+            pass
+        return None
+    return path
+
+
+def join_task_cgroup(path: str | None) -> None:
+    """Move this process (a run's child, before it runs the program) into `path`."""
+    if path is None:
+        return
+    try:
+        with open(os.path.join(path, "cgroup.procs"), "w") as f:
+            f.write(str(os.getpid()))
+    except OSError:
+        pass  # removed under us: the rlimits still hold
+
+
+def remove_task_cgroup(path: str | None) -> None:
+    """The worker's cgroup, once its runs are over (a cgroup with tasks in it cannot go)."""
+    if path is not None:
+        try:
+            os.rmdir(path)
+        except OSError:
+            pass
+
+
+def own_pids_cgroup(root: str = _CGROUP_ROOT, *, table: str = "/proc/self/cgroup") -> str | None:
+    """The directory of this process's pids cgroup, where the controller is usable below it."""
+    try:
+        with open(table) as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        _, controllers, path = line.split(":", 2)
+        if "pids" in controllers.split(","):  # cgroup v1
+            return os.path.join(root, "pids", path.lstrip("/"))
+    for line in lines:
+        if line.startswith("0::"):  # cgroup v2: only where pids is delegated below our own cgroup
+            own = os.path.join(root, line[3:].lstrip("/"))
+            try:
+                with open(os.path.join(own, "cgroup.subtree_control")) as f:
+                    return own if "pids" in f.read().split() else None
+            except OSError:
+                return None
+    return None
+
+
+def _stale_cgroups(parent: str) -> list[str]:
+    try:
+        names = os.listdir(parent)
+    except OSError:
+        return []
+    stale = []
+    for name in names:
+        pid = name[len(_CGROUP_PREFIX):]
+        if name.startswith(_CGROUP_PREFIX) and pid.isdigit() and not os.path.exists(f"/proc/{pid}"):
+            stale.append(os.path.join(parent, name))
+    return stale
 
 
 def _tasks() -> int:

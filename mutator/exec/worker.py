@@ -45,6 +45,7 @@ _oracle = None
 _coverage: tuple[str, WorkerCoverage] = ("", WorkerCoverage())  # what it told which coverage map
 _readable: tuple[str, ...] = ()  # where a confined run may read (made in warm_up, before the heap freezes)
 _layer = ""  # the best confinement this machine offers (see _offered)
+_tasks_cgroup: str | None = None  # the pids cgroup of this worker's runs, where one can be made (warm_up)
 WORKER_CONTEXTS = 256  # parsed programs a worker keeps for the mutants it builds (about 0.3 MB each)
 
 
@@ -59,14 +60,18 @@ def main(argv: list[str] | None = None) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when we stop
     wire.send(proto_out, warm_up(includes))
     private_fds = (proto_in.fileno(), proto_out.fileno())
-    while True:
-        try:
-            message = wire.recv(proto_in)
-        except wire.WireError:
-            return  # the parent is gone
-        if isinstance(message, Stop):
-            return
-        wire.send(proto_out, Done(message.job_id, answer(message, private_fds)))
+    try:
+        while True:
+            try:
+                message = wire.recv(proto_in)
+            except wire.WireError:
+                return  # the parent is gone
+            if isinstance(message, Stop):
+                return
+            wire.send(proto_out, Done(message.job_id, answer(message, private_fds)))
+    finally:
+        _reap_exiting()
+        sandbox.remove_task_cgroup(_tasks_cgroup)
 
 
 def answer(message: Job | CheckJob, private_fds: tuple[int, ...] = ()) -> ExecResult | CheckReply:
@@ -100,7 +105,7 @@ def warm_up(coverage_includes: tuple[str, ...] = ()) -> Ready:
     With `coverage_includes` (paths under site-packages, like "torch/_dynamo"), also build
     the arc tracer and record the arcs the warm-up programs cover as its baseline.
     """
-    global _tracer, _builder, _oracle, _readable
+    global _tracer, _builder, _oracle, _readable, _tasks_cgroup
     started = time.perf_counter()
     import torch
 
@@ -141,6 +146,7 @@ def warm_up(coverage_includes: tuple[str, ...] = ()) -> Ready:
     dynamo_utils.clear_compilation_metrics()
     remember_library_objects()  # after warm-up: the objects torch made while warming are its own
     _readable = sandbox.readable_roots()
+    _tasks_cgroup = sandbox.task_cgroup(sandbox.MORE_PROCESSES)
     sandbox.become_subreaper()  # what escapes a run's process group comes back to us (_reap)
     gc.collect()
     gc.freeze()  # children then do not touch (and copy) the warm heap when they collect
@@ -204,6 +210,7 @@ def _child(job: Job, write_end: int, scratch: str, private_fds: tuple[int, ...])
         os.chdir(work)
         tempfile.tempdir = work
         sandbox.scrub_os_environ()
+        sandbox.join_task_cgroup(_tasks_cgroup)  # before confinement, which forbids writing there
         os.environ.update(HOME=work, TMPDIR=work, TORCHINDUCTOR_CACHE_DIR=os.path.join(work, "inductor"))
         _own_caches(os.path.join(work, "inductor"))
         pipe = os.fdopen(write_end, "wb", buffering=0)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 import time
 from pathlib import Path
 
@@ -113,6 +114,50 @@ def test_processes_a_program_leaves_running_do_not_outlive_its_run(checker):
     while time.monotonic() < deadline and any(map(_alive, pids)):
         time.sleep(0.2)
     assert [pid for pid in pids if _alive(pid)] == []
+
+
+FORK_BOMB = "exec('while True:\\n    try:\\n        os.fork()\\n    except OSError:\\n        pass')"
+
+
+def _system_tasks() -> int:
+    with open("/proc/loadavg") as f:
+        return int(f.read().split()[3].split("/")[1])
+
+
+def test_a_fork_bomb_is_held_to_the_run_s_process_limit_and_ends_with_its_run(pool):
+    """Every process of the bomb forks again until the limit says no: a pids cgroup for root
+    (which RLIMIT_NPROC does not bind), RLIMIT_NPROC otherwise. The machine never sees more
+    than the limit's worth of new tasks, the run is a hang at its deadline, nothing of it is
+    left afterwards, and the worker goes on."""
+    from mutator.exec import sandbox
+
+    parent = sandbox.own_pids_cgroup()
+    if os.geteuid() == 0 and not (parent and os.access(parent, os.W_OK)):
+        pytest.skip("root without a writable pids cgroup: nothing here could hold a fork bomb")
+    before = _system_tasks()
+    peak = [before]
+    stop = threading.Event()
+
+    def watch() -> None:
+        while not stop.is_set():
+            peak[0] = max(peak[0], _system_tasks())
+            time.sleep(0.01)
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    try:
+        result = Checker(pool, config=RunConfig(timeout=3)).check(program(ONLY_COMPILED.format(action=FORK_BOMB)))
+    finally:
+        stop.set()
+        watcher.join()
+    assert result.verdict is Verdict.HANG, result.judgement
+    # two compiled runs of the bomb, one after the other; the pool's other runs and threads beside
+    assert peak[0] - before < 2 * sandbox.MORE_PROCESSES, (before, peak[0])
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and _system_tasks() > before + 16:
+        time.sleep(0.2)
+    assert _system_tasks() <= before + 16, (before, _system_tasks())
+    assert Checker(pool).check(program(ONLY_COMPILED.format(action="pass"))).verdict is Verdict.PASS
 
 
 def _alive(pid: int) -> bool:

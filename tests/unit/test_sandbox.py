@@ -107,3 +107,34 @@ def test_the_audit_guard_lets_inductors_own_code_start_a_program():
     code = compile("guard('subprocess.Popen', (None, ['python3', '-c', 'pass'], None, None))",
                    os.path.join("site-packages", "torch", "_inductor", "cpu_vec_isa.py"), "exec")
     exec(code, {"guard": guard})  # as if from torch/_inductor: allowed
+
+
+def test_a_worker_s_task_cgroup_is_made_beside_its_own_and_stale_ones_go(tmp_path):
+    """cgroup v1: the pids hierarchy's own path; the limit written, a dead worker's empty
+    cgroup removed, a live one's kept, and the cgroup removed again once its runs are over."""
+    table = tmp_path / "cgroup"
+    table.write_text("9:name=systemd:/\n8:pids:/slice\n0::/\n")
+    parent = tmp_path / "pids" / "slice"
+    (parent / "mutator-worker-999999999").mkdir(parents=True)  # no such process
+    (parent / f"mutator-worker-{os.getppid()}").mkdir()
+    path = sandbox.task_cgroup(77, root=str(tmp_path), table=str(table))
+    assert path == str(parent / f"mutator-worker-{os.getpid()}")
+    assert (parent / f"mutator-worker-{os.getpid()}" / "pids.max").read_text() == "77"
+    assert sorted(p.name for p in parent.iterdir()) == sorted([f"mutator-worker-{os.getppid()}",
+                                                              f"mutator-worker-{os.getpid()}"])
+    sandbox.join_task_cgroup(path)
+    assert (parent / f"mutator-worker-{os.getpid()}" / "cgroup.procs").read_text() == str(os.getpid())
+    (parent / f"mutator-worker-{os.getpid()}" / "cgroup.procs").unlink()  # a real cgroup's files go with it
+    (parent / f"mutator-worker-{os.getpid()}" / "pids.max").unlink()
+    sandbox.remove_task_cgroup(path)
+    assert not (parent / f"mutator-worker-{os.getpid()}").exists()
+
+
+def test_no_task_cgroup_where_pids_is_not_delegated(tmp_path):
+    table = tmp_path / "cgroup"
+    table.write_text("0::/user.slice\n")
+    (tmp_path / "user.slice").mkdir()
+    (tmp_path / "user.slice" / "cgroup.subtree_control").write_text("cpu memory\n")
+    assert sandbox.task_cgroup(77, root=str(tmp_path), table=str(table)) is None
+    (tmp_path / "user.slice" / "cgroup.subtree_control").write_text("cpu memory pids\n")
+    assert sandbox.own_pids_cgroup(str(tmp_path), table=str(table)) == str(tmp_path / "user.slice")
