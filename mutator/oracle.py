@@ -114,8 +114,11 @@ class Oracle:
         if ended is not None:
             return ended
         refusals: list[str] = []
+        caught_refusal: CallRecord | None = None  # an Unsupported the program took for its own exception
         for e, c in zip(eager.observation.calls, compiled.observation.calls):
             if exceptions_match(e.exception, c.exception):
+                if caught_refusal is None and _refused_in_place_of(e.exception, c.exception, context.mode(c)):
+                    caught_refusal = c
                 continue
             mode = context.mode(c)
             if eager_stop is not None and e.exception is None and c.exception is not None \
@@ -130,6 +133,17 @@ class Oracle:
         stopped = "eager" if eager_stop is not None else "compiled" if compiled_stop is not None else None
         ref = reference.observation if reference is not None and reference.outcome is Outcome.COMPLETED else None
         divergences = compare_observations(eager.observation, compiled.observation, ref, mask=mask, stopped=stopped)
+        if divergences and caught_refusal is not None:
+            # Dynamo refused the call (Unsupported is a RuntimeError) where the eager call raised
+            # an exception the program expects, so the program's own except/assertRaises took
+            # the refusal; what differs afterwards (a side effect the refused trace never ran)
+            # is the refusal's doing, documented under no-graph-break modes, not a silent bug.
+            c, exc = caught_refusal, caught_refusal.exception
+            gb = f" [{exc.gb_type}]" if exc.gb_type else ""
+            return Judgement(Verdict.FULLGRAPH_BREAK,
+                             f"call {c.index + 1} ({c.label}): Unsupported under {context.mode(c).why}{gb}, caught by "
+                             f"the program's own handler of the exception eager raised; what followed differs: "
+                             f"{divergences[0]}", exception=exc, divergence=divergences[0])
         if divergences:
             first = divergences[0]
             more = f" (and {len(divergences) - 1} more)" if len(divergences) > 1 else ""
@@ -242,6 +256,13 @@ class Oracle:
         context_text = f"{where} raised" + (f" where eager raised {eager_exc.short_type}" if eager_exc else "")
         judgement = classify_exception(c.exception, context.mode(c), context_text)
         return dataclasses.replace(judgement, exception=c.exception, eager_exception=eager_exc)
+
+
+def _refused_in_place_of(eager: ExceptionInfo | None, compiled: ExceptionInfo | None, mode: BreakMode) -> bool:
+    """The compiled call raised Dynamo's refusal where the eager call raised an exception of
+    the program's, and an `except` of the eager one catches both (Unsupported is a RuntimeError)."""
+    return (eager is not None and compiled is not None and mode.errors and compiled.involves(UNSUPPORTED)
+            and not eager.involves(UNSUPPORTED))
 
 
 def classify_exception(exc: ExceptionInfo, mode: BreakMode, context: str) -> Judgement:

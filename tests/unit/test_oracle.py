@@ -201,6 +201,26 @@ def test_an_error_that_fullgraph_turns_into_the_unsupported_a_test_expects_passe
     assert oracle.judge(eager, crashed).verdict is Verdict.INVALID  # both runs failed in the call
 
 
+def test_a_refusal_the_program_catches_as_its_own_error_is_a_fullgraph_break_not_the_mismatch_after_it():
+    """Eager raised the program's RuntimeError, compiled Dynamo's Unsupported (a RuntimeError):
+    one `except RuntimeError` takes both, and what the refused trace never ran differs after."""
+    unsupported_bases = ("RuntimeError", "Exception", "BaseException", "object")
+    mine = exc("RuntimeError", "positive input", bases=("Exception", "BaseException", "object"))
+    refused = exc(UNSUPPORTED, "Data-dependent branching", bases=unsupported_bases, gb_type="Data-dependent branching")
+    eager = run(calls=[call(exception=mine)], text="rejected\nseen [3]\n")
+    compiled = with_fullgraph(compiled_run(calls=[call(exception=refused)], text="rejected\nseen []\n"))
+    judgement = oracle.judge(eager, compiled)
+    assert judgement.verdict is Verdict.FULLGRAPH_BREAK, judgement.reason
+    assert "caught by the program's own handler" in judgement.reason and "Data-dependent branching" in judgement.reason
+    assert judgement.divergence.observation == "stdout"
+    # the same refusal where nothing differs afterwards: the program got the error it expects
+    assert oracle.judge(eager, with_fullgraph(compiled_run(calls=[call(exception=refused)],
+                                                           text="rejected\nseen [3]\n"))).verdict is Verdict.PASS
+    # and without a no-graph-break mode an Unsupported escaping is no refusal: the mismatch stays
+    plain = compiled_run(calls=[call(exception=refused)], text="rejected\nseen []\n")
+    assert oracle.judge(eager, plain).verdict is not Verdict.FULLGRAPH_BREAK
+
+
 def test_what_a_refused_call_printed_eagerly_is_not_compared():
     refused = exc(UNSUPPORTED, gb_type="Failed to trace builtin operator")
     eager = run(calls=[call(result=1)], **_stopped(11, "expected Unsupported"), text="start\nside effect\n")
