@@ -136,11 +136,10 @@ def instrument(phases: Phases, fuzzer: Any) -> None:
     phases.wrap(fuzzer.schedule, "choose", "choose")
     phases.wrap(fuzzer.mutator, "mutate", "mutate")
     phases.wrap(fuzzer.mutator, "plan", "mutate")
-    for module_name in ("mutator.exec.wire", "mutator.exec.wire"):
-        module = sys.modules.get(module_name)
-        if module is not None:
-            phases.wrap(module, "recv", "receive")
-            phases.wrap(module, "send", "submit")
+    wire = sys.modules.get("mutator.exec.wire")
+    if wire is not None:
+        phases.wrap(wire, "recv", "receive")
+        phases.wrap(wire, "send", "submit")
     phases.wrap(oracle.Oracle, "judge", "judge")
     phases.wrap(oracle.Oracle, "run_specific", "judge")
     for name in ("check", "submit", "_run", "_submit"):
@@ -220,6 +219,8 @@ def main() -> None:
             fuzzer.run(Budget(max_execs=args.checks))
             loop_wall = time.monotonic() - wall0
             loop_cpu, loop_workers = process_cpu() - cpu0, workers_cpu(pids) - workers0
+            # the probes stay in place for the pool's turn below, which must not be charged to the loop
+            loop_phases, loop_calls = dict(phases.cpu), dict(phases.calls)
             n = len(checked)
             results = [result for result, _ in checked]
             building = sum(seconds for _, seconds in checked)
@@ -239,9 +240,9 @@ def main() -> None:
     print(f"driver CPU per check, by phase (ms): total {1000 * loop_cpu / n:.1f}")
     accounted = 0.0
     for phase in PHASES:
-        seconds = phases.cpu.get(phase, 0.0)
+        seconds = loop_phases.get(phase, 0.0)
         accounted += seconds
-        print(f"  {phase:24} {1000 * seconds / n:8.1f}   ({phases.calls.get(phase, 0)} calls)")
+        print(f"  {phase:24} {1000 * seconds / n:8.1f}   ({loop_calls.get(phase, 0)} calls)")
     print(f"  {'unaccounted':24} {1000 * (loop_cpu - accounted) / n:8.1f}   (threads, queues, interpreter)")
     runs = [(i, run) for r in results for i, run in enumerate(r.runs)]
     eager = [run.seconds for i, run in runs if i == 0]
