@@ -28,6 +28,7 @@ from torch._dynamo import utils as dynamo_utils
 from mutator.observation import CallRecord, CompiledCallable, Mode, Recompile, RunConfig, TestOutcome
 from mutator.runtime.checks import ProgramSource
 from mutator.runtime.errors import exception_info
+from mutator.runtime.iterators import materialise
 from mutator.runtime.snapshot import signature_of, snapshot
 from mutator.runtime.unittests import TestRecorder
 from mutator.values import OpaqueValue
@@ -149,7 +150,10 @@ class Session:
             self._escaped = (index, exc)
             self._emit_call(call, args, kwargs, compiles_before, exception=exc)
             raise
-        self._emit_call(call, args, kwargs, compiles_before, result=result)
+        # a returned generator or builtin iterator is compared by what it yields: Dynamo
+        # materialises generators (runtime.iterators), so both runs consume it here
+        result, seen = materialise(result)
+        self._emit_call(call, args, kwargs, compiles_before, result=seen)
         return result
 
     def escaped_from(self, exc: BaseException) -> int | None:

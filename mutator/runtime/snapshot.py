@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from mutator.runtime.iterators import Consumed, is_lazy_iterator
 from mutator.runtime.ownership import derives_from_infrastructure, library_owned
 from mutator.values import (
     MapValue,
@@ -108,6 +109,10 @@ class _Snapshotter:
             return OpaqueValue(_kind(value), repr(value))
         if isinstance(value, BaseException):
             return OpaqueValue(_kind(value), _bounded_str(str(value)))
+        if isinstance(value, Consumed):
+            return self._memo(value, path, lambda: self._consumed(value, path, depth))
+        if is_lazy_iterator(value):  # not consumed (a global, an argument): a generator and Dynamo's tuple_iterator alike
+            return OpaqueValue("iterator", "")
         if "_mutator_recorder" in type(value).__dict__:  # a Recorder: never ask it for attributes
             return OpaqueValue("compiled", object.__getattribute__(value, "_label"))
         rng = _rng_state(value)
@@ -159,6 +164,15 @@ class _Snapshotter:
             tuple(self.take(v, f"{path}[{i}]", depth + 1) for i, v in enumerate(items[:MAX_ITEMS])),
             max(0, len(items) - MAX_ITEMS),
         )
+
+    def _consumed(self, value: Consumed, path: str, depth: int) -> SeqValue:
+        """What a returned iterator yielded (runtime.iterators), then how it ended if not plainly."""
+        items = tuple(self.take(v, f"{path}[{i}]", depth + 1) for i, v in enumerate(value.items[:MAX_ITEMS]))
+        if value.error is not None:
+            items += (OpaqueValue("raised", f"{_kind(value.error)}: {_bounded_str(str(value.error))}"),)
+        elif value.unfinished:
+            items += (OpaqueValue("unfinished", f"more than {len(value.items)} items"),)
+        return SeqValue("iterator", items, max(0, len(value.items) - MAX_ITEMS))
 
     def _mapping(self, value: Any, path: str, depth: int) -> MapValue:
         items = list(value.items())
@@ -318,7 +332,7 @@ def _bounded_str(value: str) -> str:
 
 
 def _kind(value: Any) -> str:
-    return type(value).__name__
+    return "iterator" if isinstance(value, Consumed) else type(value).__name__
 
 
 def _qualname(value: Any) -> str:
