@@ -29,7 +29,7 @@ class TensorValue:
     digest: str  # hash of dtype, shape and raw values: exact equality
     grad: TensorValue | None = None
     alias: str | None = None  # "arg0" etc. when it shares storage with an input of the call
-    marks: tuple[str, ...] = ()  # strides, dispatch keys, dynamic-shape marks: in state signatures only
+    marks: tuple[str, ...] = ()  # strides, dispatch keys, dynamic-shape marks, Python attributes: in state signatures only
 
 
 @dataclass(frozen=True, slots=True, eq=False)

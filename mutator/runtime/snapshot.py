@@ -64,8 +64,8 @@ def snapshot(value: Any, *, inputs: tuple[Any, ...] = ()) -> Value:
 def signature_of(value: Any) -> tuple[str, str]:
     """(metadata digest, digest with tensor values) of a value: "same state" for storms.
 
-    Beyond what comparisons see, it covers what guards may read: strides, dispatch keys
-    and dynamic-shape marks of tensors, and the hooks registered on modules.
+    Beyond what comparisons see, it covers what guards may read: strides, dispatch keys,
+    dynamic-shape marks and Python attributes of tensors, and the hooks registered on modules.
     """
     tree = _Snapshotter((), guards=True).take(value, "", 0)
     return structure_digest(tree, with_values=False), structure_digest(tree, with_values=True)
@@ -154,8 +154,22 @@ class _Snapshotter:
                 digest=digest,
                 grad=self._tensor(grad, path + ".grad", depth + 1) if grad is not None else None,
                 alias=self._storages.get(_storage_ptr(t)),
-                marks=_guarded_metadata(t) if self._guards else (),
+                marks=_guarded_metadata(t) + self._attribute_marks(t, path, depth) if self._guards else (),
             )
+
+    def _attribute_marks(self, t: torch.Tensor, path: str, depth: int) -> tuple[str, ...]:
+        """The tensor's own Python attributes (`t.tag = 1`), each name with a digest of its
+        value as guards see it: Dynamo guards `hasattr(x, 'tag')` and the values it reads."""
+        try:
+            attrs = object.__getattribute__(t, "__dict__")
+        except AttributeError:
+            return ()
+        marks = []
+        for name, value in sorted(attrs.items(), key=lambda item: str(item[0]))[:MAX_ITEMS]:
+            if isinstance(name, str) and not name.startswith(("__", *_SHAPE_MARKS)):
+                digest = structure_digest(self.take(value, f"{path}.{name}", depth + 1), with_values=False)
+                marks.append(f"attr {name}={digest}")
+        return tuple(marks)
 
     def _sequence(self, value: Any, path: str, depth: int) -> SeqValue:
         items = list(value)

@@ -1,0 +1,32 @@
+"""State signatures (runtime.snapshot.signature_of): what Dynamo's guards read of a tensor."""
+
+import torch
+
+from mutator.runtime.snapshot import signature_of
+
+
+def test_a_tensor_attribute_is_part_of_the_state_signature():
+    plain, tagged, other, same = torch.ones(3), torch.ones(3), torch.ones(3), torch.ones(3)
+    tagged.tag, other.tag, same.tag = 1, 2, 1
+    signatures = {name: signature_of(((t,), {})) for name, t in
+                  (("plain", plain), ("tagged", tagged), ("other", other), ("same", same))}
+    assert signatures["plain"][0] != signatures["tagged"][0]  # hasattr(x, 'tag') is guarded
+    assert signatures["tagged"][0] != signatures["other"][0]  # and the value read
+    assert signatures["tagged"] == signatures["same"]
+
+
+def test_tensor_values_in_attributes_are_metadata_only_like_guards():
+    a, b = torch.ones(3), torch.ones(3)
+    a.scale, b.scale = torch.ones(1), torch.full((1,), 5.0)
+    assert signature_of(a)[0] == signature_of(b)[0]
+    b.scale = torch.ones(2)
+    assert signature_of(a)[0] != signature_of(b)[0]
+
+
+def test_dynamic_marks_still_count_and_an_attribute_naming_its_own_tensor_is_taken_once():
+    a, b = torch.ones(3), torch.ones(3)
+    torch._dynamo.mark_dynamic(b, 0)
+    assert signature_of(a)[0] != signature_of(b)[0]
+    plain = signature_of(a)
+    a.me = a
+    assert signature_of(a) != plain
