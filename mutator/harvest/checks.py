@@ -241,3 +241,20 @@ def _member_kept(item: cst.BaseStatement, methods: set[str]) -> bool:
 
 
 IMPORTS = ("contextlib", "math", "re", "unittest", "torch", "torch._dynamo.testing")
+
+
+class Standalone(cst.CSTTransformer):
+    """What needs a test framework, rewritten to plain Python: `pytest.raises(E, match=...)`
+    -> `harvested_raises(E, match=...)`; torch's `standard_test(self, fn, nargs)` ->
+    `harvested_standard_test(...)`, which compiles through torch.compile like the test's own code."""
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.Call:
+        func = updated.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "raises" and \
+                isinstance(func.value, cst.Name) and func.value.value == "pytest":
+            return updated.with_changes(func=cst.Name(RAISES))
+        terminal = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) \
+            else ""
+        if terminal == "standard_test":
+            return updated.with_changes(func=cst.Name(STANDARD_TEST))
+        return updated

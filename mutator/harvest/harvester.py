@@ -1,8 +1,9 @@
 """Turn test files and reproducer scripts into validated programs (DESIGN.md, "Harvest").
 
 For every file: a test file gives one candidate per test that compiles something
-(`harvest.extract`); any other file that is a program (a reproducer script) is a
-candidate as it is. Every candidate is checked through the pool like any program: one
+(`harvest.extract`; the mixins it imports from its own folder are read from there); any
+other file that is a program (a reproducer script) is a candidate as it is, unless files
+of its folder import it (a module of mixins: its tests come through theirs). Every candidate is checked through the pool like any program: one
 that fails eagerly is dropped and counted by reason, one skipped at run time is
 counted, one with a bug verdict is filed in `DIR/findings/` (a test that already fails
 is worth knowing), and a passing one is written to DIR with a provenance header (and a
@@ -25,12 +26,13 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mutator import storage
+from mutator import storage, syntax
 from mutator.check import CheckResult
 from mutator.features import semantic_features
 from mutator.findings import FindingStore
 from mutator.harvest.extract import (ExtractionError, ExtractionFailed, NotHarvested, extract, is_test_file,
                                      one_line)
+from mutator.harvest.modules import folder_reader, sibling_imports
 from mutator.program import Program, ProgramError, discover, parse_source, read_source
 from mutator.verdict import Verdict
 
@@ -108,24 +110,33 @@ class Harvester:
         with a file or a test is reported, never raised."""
         found: list[Candidate] = []
         stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self._clock()))
-        for path in discover(list(paths)):
+        files = discover(list(paths))
+        imported = _ImportedBeside(files)
+        for path in files:
             report.files += 1
-            found.extend(self._file_candidates(path, stamp, report))
+            found.extend(self._file_candidates(path, stamp, report, imported))
         report.candidates = len(found)
         return found
 
-    def _file_candidates(self, path: Path, stamp: str, report: HarvestReport) -> list[Candidate]:
-        """One file's candidates: one per harvested test of a test file, the file itself for a script."""
+    def _file_candidates(self, path: Path, stamp: str, report: HarvestReport,
+                         imported: _ImportedBeside) -> list[Candidate]:
+        """One file's candidates: one per harvested test of a test file (its mixins read from
+        the files beside it), the file itself for a script; none for a module that files
+        beside it import (a mixin's tests are harvested through the classes inheriting it)."""
         try:
             source = _read(path)
         except ProgramError as exc:
             report.errors.append(str(exc))
             return []
-        if not is_test_file(source):
+        siblings = folder_reader(path)
+        if not is_test_file(source, siblings=siblings):
+            if imported.contains(path):
+                report.not_programs.append(f"{path}: a module the files beside it import, harvested through them")
+                return []
             return self._script_candidates(path, source, stamp, report)
         report.test_files += 1
         try:
-            extractions = extract(source)
+            extractions = extract(source, siblings=siblings)
         except ExtractionError as exc:
             report.errors.append(f"{path}: {exc}")
             return []
@@ -234,6 +245,27 @@ class Harvester:
 
     def _existing(self) -> list[Path]:
         return sorted(self._out.glob("*.py")) if self._out.is_dir() else []
+
+
+class _ImportedBeside:
+    """Which of the files found are imported by a file of their own folder (by reading the
+    imports of that folder's files, once per folder and only when asked)."""
+
+    def __init__(self, files: list[Path]) -> None:
+        self._files = files
+        self._folders: dict[Path, set[Path]] = {}
+
+    def contains(self, path: Path) -> bool:
+        if path.parent not in self._folders:
+            found: set[Path] = set()
+            for other in (f for f in self._files if f.parent == path.parent):
+                try:
+                    tree = syntax.parse(read_source(other))
+                except (ProgramError, SyntaxError, RecursionError, ValueError):
+                    continue  # reported when its turn comes
+                found.update(other.parent / f"{name}.py" for name in sibling_imports(tree) if name != other.stem)
+            self._folders[path.parent] = found
+        return path in self._folders[path.parent]
 
 
 def _read(path: Path) -> str:
