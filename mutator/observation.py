@@ -37,7 +37,8 @@ class Outcome(Enum):
 
 @dataclass(frozen=True, slots=True)
 class RunConfig:
-    """How programs are run; the same for every run of a campaign."""
+    """How programs are run; the same for every run of a campaign (but a confirmation's
+    perturbed eager run)."""
 
     backend: str = "eager"  # replaces any backend named by string (or none) in the program
     fullgraph: bool | None = None  # None: as the program wrote it
@@ -49,6 +50,9 @@ class RunConfig:
     # confinement of each run (mutator.exec.sandbox): "on", the best layer the workers have;
     # "audit", audit hooks only; "off", none (environment scrubbing and limits stay)
     sandbox: str = "on"
+    # an eager run only: Dynamo's counters and the compiler's other state read otherwise than
+    # in any other run (mutator.runtime.perturb); a confirmation's second eager run sets it
+    perturb_compiler_state: bool = False
 
     def __post_init__(self) -> None:
         if self.backend not in {"eager", "aot_eager", "inductor"}:

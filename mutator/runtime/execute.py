@@ -28,6 +28,7 @@ from mutator.program import Program, ProgramForm
 from mutator.runtime.checks import CompilerPrints, ProgramSource
 from mutator.runtime.errors import exception_info
 from mutator.runtime.ownership import library_bound_names
+from mutator.runtime.perturb import perturbed_compiler_state
 from mutator.runtime.session import Session, recompile_reason
 from mutator.runtime.snapshot import snapshot
 
@@ -140,7 +141,10 @@ def run_program(program: Program, mode: Mode, config: RunConfig, emit: Callable[
     state_error = uncaught = None
     uncaught_call: int | None = None
     exit_code: int | None = None
-    with session.patched(), contextlib.redirect_stdout(stdout):
+    # a confirmation's perturbed eager run: what the program derives from compiler state reads otherwise
+    perturbing = config.perturb_compiler_state and mode is Mode.EAGER
+    with perturbed_compiler_state() if perturbing else contextlib.nullcontext(), session.patched(), \
+            contextlib.redirect_stdout(stdout):
         try:
             exec(compile(program.source, program.name, "exec"), module.__dict__)
             if program.form is ProgramForm.HARNESS:
