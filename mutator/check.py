@@ -8,9 +8,11 @@ float values differ, a float64 eager run decides whether the difference is numer
 Where the two eager runs differ only in values that differ between any two runs by
 nature (thread ids, `id()`s, addresses, clocks, in globals or in what is printed), those
 paths are masked for this program: a third eager run must differ from the first nowhere
-else, and then the judgement is made again without them. A program is UNSTABLE only when
-its eager runs differ in outcome, exceptions or calls, or in what a compiled call
-returns or mutates.
+else, and then the judgement is made again without them. The second eager run reads
+Dynamo's counters and the compiler's other state otherwise (`mutator.runtime.perturb`), so
+that what the program derived from them is masked the same way, wherever it went. A
+program is UNSTABLE only when its unperturbed eager runs differ in outcome, exceptions or
+calls, or in what a compiled call returns or mutates.
 
 The first pass of the fuzz loop's checks is a `CheckTask` that one worker does whole
 (`first_pass`): it builds the mutant when the task carries a recipe, runs it eagerly and
@@ -31,9 +33,10 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
+from mutator.compare import compare_observations
 from mutator.features import CoverageReport, WorkerCoverage, semantic_features
 from mutator.observation import ExecResult, Mode, Observation, Outcome, RunConfig
-from mutator.oracle import Judgement, Oracle
+from mutator.oracle import Judgement, Oracle, program_stop
 from mutator.program import Program
 from mutator.verdict import Verdict
 
@@ -287,21 +290,49 @@ class Checker:
 
     # -- confirmation ------------------------------------------------------------------------
     def _confirm(self, reply: CheckReply, done: Future[CheckReply]) -> None:
-        """Run eager (on another worker) and compiled again, and a float64 reference when the
-        difference is numeric; then the mask of run-specific values, maybe a third eager run."""
+        """Run eager (on another worker, with compiler state perturbed) and compiled again, and
+        a float64 reference when the difference is numeric; then the mask of run-specific
+        values, maybe a third eager run.
+
+        The second eager run reads Dynamo's counters and the compiler's other state otherwise
+        (`RunConfig.perturb_compiler_state`), so that what the program derived from them
+        differs between the two eager runs and is masked with the run-specific values. When
+        that changes the program's course (its own checks of compiler state stop it, or let
+        it go on), the paths it changed as far as both runs went are masked, and an
+        unperturbed eager run on another worker stands in for the second."""
         first = reply.result
         assert first is not None
         program, eager, compiled = first.program, first.eager, first.compiled
         modes = [Mode.EAGER, Mode.COMPILED] + ([Mode.REFERENCE] if first.judgement.numeric else [])
-        futures = [self._runner.submit(program, mode, self._config, avoid=eager.worker if i == 0 else None)
+        futures = [self._runner.submit(program, mode, self._perturbed() if i == 0 else self._config,
+                                       avoid=eager.worker if i == 0 else None)
                    for i, mode in enumerate(modes)]
 
         def again(runs: list[ExecResult]) -> None:
-            eager2, compiled2 = runs[0], runs[1]
+            perturbed, compiled2 = runs[0], runs[1]
             reference = runs[2] if len(runs) > 2 else None
-            mask, unstable = self._oracle.run_specific(eager, eager2)
-            if unstable or not mask:
-                finish([eager, compiled, *runs], mask, unstable, compiled2, reference)
+            runs = [eager, compiled, *runs]
+            mask, unstable = self._oracle.run_specific(eager, perturbed)
+            if not unstable:
+                masking(runs, mask, frozenset(), compiled2, reference)
+                return
+            derived = derived_paths(eager, perturbed)  # the perturbation changed the program's course
+
+            def unperturbed(second: list[ExecResult]) -> None:
+                mask, unstable = self._oracle.run_specific(eager, second[0])
+                if unstable:
+                    finish([*runs, *second], mask, unstable, compiled2, reference)
+                else:
+                    masking([*runs, *second], mask, derived, compiled2, reference)
+
+            _when_all([self._runner.submit(program, Mode.EAGER, self._config, avoid=eager.worker)], done, unperturbed)
+
+        def masking(runs: list[ExecResult], mask: frozenset[str], derived: frozenset[str], compiled2: ExecResult,
+                    reference: ExecResult | None) -> None:
+            """The `mask` of two eager runs, shown to hold by a third; then the judgement
+            without it and without `derived` (paths a perturbed run that went otherwise changed)."""
+            if not mask:
+                finish(runs, derived, "", compiled2, reference)
                 return
             third = self._runner.submit(program, Mode.EAGER, self._config)  # a third run shows the mask holds
 
@@ -309,7 +340,7 @@ class Checker:
                 beyond, unstable3 = self._oracle.run_specific(eager, runs3[0])
                 if not unstable3 and not beyond <= mask:
                     unstable3 = f"run-specific values beyond the first two eager runs' ({sorted(beyond - mask)[0]})"
-                finish([eager, compiled, *runs, *runs3], mask, unstable3, compiled2, reference)
+                finish([*runs, *runs3], mask | derived, unstable3, compiled2, reference)
 
             _when_all([third], done, masked)
 
@@ -322,6 +353,11 @@ class Checker:
             done.set_result(dataclasses.replace(reply, result=CheckResult(program, judgement, tuple(runs))))
 
         _when_all(futures, done, again)
+
+    def _perturbed(self) -> RunConfig:
+        """This checker's run configuration (or its runner's) for a perturbed eager run."""
+        config = self._config or getattr(self._runner, "config", None) or RunConfig()
+        return dataclasses.replace(config, perturb_compiler_state=True)
 
     def _judge_again(self, program: Program, first: Judgement, eager: ExecResult, compiled: ExecResult,
                      compiled2: ExecResult, reference: ExecResult | None, mask: frozenset[str]) -> Judgement:
@@ -337,6 +373,32 @@ class Checker:
                                                f"({first.reason}), then {second.verdict.name}",
                              masked=first.masked)
         return first
+
+
+# where a value the program derived from compiler state shows, beside calls' results and arguments
+_DERIVABLE = frozenset({"globals", "stdout", "returned", "state"})
+_MAX_DERIVED = 4096
+
+
+def derived_paths(first: ExecResult, perturbed: ExecResult) -> frozenset[str]:
+    """Where a perturbed eager run that went otherwise than the first (one of them stopped at a
+    check of the program's own outside any call, the other went on: the program checks
+    compiler state itself) holds other values, as far as both went: the program's globals
+    after each call, its printed lines. Empty when they differ in anything else (calls, what
+    calls returned or raised), when both stopped, and for a program running its own tests
+    (a failing test shifts the calls after it)."""
+    first_stop, perturbed_stop = program_stop(first), program_stop(perturbed)
+    if first_stop is not None and perturbed_stop is not None or first.observation.tests or perturbed.observation.tests:
+        return frozenset()
+    if any(run.outcome.failed and stop is None for run, stop in ((first, first_stop), (perturbed, perturbed_stop))):
+        return frozenset()  # a timeout, a signal, an exception out of a call: not a value of the program's
+    stopped = "eager" if first_stop is not None else "compiled" if perturbed_stop is not None else None
+    divergences = compare_observations(first.observation, perturbed.observation, names=("first eager run", "perturbed"),
+                                       limit=_MAX_DERIVED, stopped=stopped)
+    if len(divergences) >= _MAX_DERIVED or any(d.observation not in _DERIVABLE or d.where == "stdout"
+                                               for d in divergences):
+        return frozenset()
+    return frozenset(d.where for d in divergences)
 
 
 def _guarded(done: Future[Any], callback: Callable[[Future[Any]], None]) -> Callable[[Future[Any]], None]:
