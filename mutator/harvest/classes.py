@@ -3,8 +3,8 @@
 A class yields every `test_*` its MRO has, the first definition along the MRO winning
 (a subclass's override, or its `test_x = None` that hides one), once per class the
 module's namespace holds: a unittest `TestCase` subclass whatever its name (unless
-abstract), a plain class when its name starts with `Test`; `__test__ = False` hides
-either. A mixin is collected only through the classes that inherit it. Tests come in
+abstract), a plain class when its name starts with `Test` (unless it defines `__init__`
+or `__new__`); `__test__ = False` hides either. A mixin is collected only through the classes that inherit it. Tests come in
 pytest's order: a TestCase's sorted by name (unittest's loader), a plain class's base
 classes first, each in definition order.
 
@@ -86,7 +86,8 @@ class Hierarchy:
             return False
         if self.is_case(cls):
             return not self._abstract(cls)
-        return name.startswith("Test") and bool(self.tests(cls))
+        constructed = any(self.lookup(cls, method) is not None for method in ("__init__", "__new__"))
+        return name.startswith("Test") and not constructed and bool(self.tests(cls))
 
     def is_case(self, cls: ClassRef) -> bool:
         """Whether a unittest TestCase (from outside the folder) is along its MRO."""

@@ -115,6 +115,11 @@ def test_overrides_hide_and_mixins_are_collected_only_through_their_subclasses()
             __test__ = False
 
 
+        class TestConstructed(ChecksMixin):
+            def __init__(self):
+                self.ready = True
+
+
         class HelperWithTests:
             def test_never(self):
                 torch.compile(abs)(torch.ones(1))
