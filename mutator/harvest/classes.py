@@ -4,9 +4,9 @@ A class yields every `test_*` its MRO has, the first definition along the MRO wi
 (a subclass's override, or its `test_x = None` that hides one), once per class the
 module's namespace holds: a unittest `TestCase` subclass whatever its name (unless
 abstract), a plain class when its name starts with `Test` (unless it defines `__init__`
-or `__new__`); `__test__ = False` hides either. A mixin is collected only through the classes that inherit it. Tests come in
-pytest's order: a TestCase's sorted by name (unittest's loader), a plain class's base
-classes first, each in definition order.
+or `__new__`); `__test__ = False` hides either. A mixin is collected only through the
+classes that inherit it. Tests come in pytest's order: a TestCase's sorted by name
+(unittest's loader), a plain class's base classes first, each in definition order.
 
 For one test, `members` says what of each class along the MRO the program keeps: the
 test, set-up and tear-down, and what they reach as `self.x`/`cls.x` (its first
