@@ -197,6 +197,46 @@ def test_inherited_parametrised_and_device_tests_take_the_same_path_as_a_class_o
     assert "class Derived(Base):\n    pass\n" in program  # scale is never read
 
 
+def test_a_parametrised_mixin_test_beside_the_file_expands_with_its_modules_values():
+    found = harvest_folder({
+        "test_main": """
+            import torch
+            from torch.testing._internal.common_utils import TestCase
+            from ._typed import TypedChecks
+
+
+            class T(TypedChecks, TestCase):
+                pass
+        """,
+        "_typed": """
+            import torch
+            from torch.testing._internal.common_utils import parametrize
+
+            SIZES = [2, 5]
+            MARK = object()
+
+
+            class TypedChecks:
+                @parametrize("n", SIZES)
+                @parametrize("dtype", [torch.float32, torch.float64])
+                def test_cast(self, n, dtype):
+                    torch.compile(lambda t: t.to(dtype))(torch.ones(n))
+
+                @parametrize("marker", [MARK])
+                def test_marked(self, marker):
+                    torch.compile(lambda t: t)(torch.ones(1))
+        """})
+    assert list(found) == ["T::test_cast[n=2,dtype=torch.float32]", "T::test_cast[n=2,dtype=torch.float64]",
+                           "T::test_cast[n=5,dtype=torch.float32]", "T::test_cast[n=5,dtype=torch.float64]",
+                           "T::test_marked"]
+    assert source_of(found, "T::test_cast[n=5,dtype=torch.float64]").endswith(
+        'HarvestedChecks.harvested_run(T, "test_cast", {"n": 5, "dtype": torch.float64})\n')
+    marked = found["T::test_marked"]  # MARK is _typed's, which the runner cannot name: the test fails
+    assert isinstance(marked, ExtractionFailed) and marked.reason == (
+        "extraction failed: cannot stand alone: its parameter values name MARK of _typed.py, which the test file "
+        "does not")
+
+
 # -- mixins from the modules beside the test file ---------------------------------------------
 def test_mixins_from_two_sibling_modules_bring_their_module_context():
     found = harvest_file(INHERIT / "test_mixed_in.py")
