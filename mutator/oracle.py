@@ -28,6 +28,7 @@ from mutator.verdict import Verdict
 
 BACKEND_FAILED = "BackendCompilerFailed"
 UNSUPPORTED = "Unsupported"
+OBSERVED_ASSERTION = "ObservedAssertionErrorError"  # torch._dynamo.exc's name for an AssertionError met while tracing
 CONSTRAINT_VIOLATED = "ConstraintViolationError"  # a mark_dynamic dimension the code specialises
 EXPLICIT_BREAK = "Call to `torch._dynamo.graph_break()`"  # the gb_type of a break the program asks for
 CHECK, COMPILER_CHECK = "check", "compiler"  # ExceptionInfo.check (runtime.checks)
@@ -250,6 +251,12 @@ class Oracle:
         if eager_exc is None and c.exception.check == CHECK:
             return _own_check_failed(c.exception, f"{where}: the program's own check failed only when compiled",
                                      context.name)
+        if eager_exc is None and c.exception.involves(OBSERVED_ASSERTION):
+            # Under a no-graph-break mode an assert of the traced code that fails while Dynamo
+            # traces it becomes Unsupported("Observed exception"): a check of the program's
+            # (or of the assertion helpers it calls) failed only when compiled
+            return _own_check_failed(c.exception, f"{where}: the program's own check failed only when compiled "
+                                                  "(an AssertionError Dynamo observed while tracing)", context.name)
         if eager_exc is None and c.exception.check == COMPILER_CHECK:
             return Judgement(Verdict.INVALID, f"{where}: the program's check of compiler behaviour does not hold "
                                               f"under compilation: {c.exception.one_line()}", exception=c.exception)

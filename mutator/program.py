@@ -159,7 +159,7 @@ def _compiles_at_module_level(tree: ast.Module) -> bool:
     (transitively), or in a TestCase's methods when the module runs `unittest.main()`."""
     functions = {node.name: node for node in tree.body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))}
     aliases = {alias.asname or alias.name for node in ast.walk(tree) if _imports_compile(node)
-               for alias in node.names if alias.name == "compile"}
+               for alias in node.names if _compiles_by_name(node, alias.name)}
     pending = [_executed_nodes(tree.body)]
     seen: set[str] = set()
     while pending:
@@ -212,18 +212,34 @@ def _test_methods(tree: ast.Module) -> list[ast.FunctionDef | ast.AsyncFunctionD
     ]
 
 
+# torch's test helpers that compile the function or test they are given (optimize_assert underneath)
+_COMPILING_HELPERS = frozenset({"make_dynamo_test", "standard_test", "optimize_assert"})
+_HELPER_MODULES = ("torch._dynamo", "torch.testing._internal")
+
+
 def _mentions_compile(node: ast.AST) -> bool:
-    """torch.compile or torch._dynamo.optimize."""
+    """torch.compile, torch._dynamo.optimize(_assert), or one of torch's compiling test helpers
+    named through its module (`torch._dynamo.testing.standard_test`)."""
     if not isinstance(node, ast.Attribute):
         return False
     if node.attr == "compile" and isinstance(node.value, ast.Name) and node.value.id == "torch":
         return True
-    return node.attr == "optimize" and _is_dynamo(node.value)
+    if node.attr in ("optimize", "optimize_assert") and _is_dynamo(node.value):
+        return True
+    return node.attr in _COMPILING_HELPERS and isinstance(node.value, ast.Attribute) \
+        and node.value.attr in ("testing", "common_utils")
 
 
 def _imports_compile(node: ast.AST) -> bool:
-    return isinstance(node, ast.ImportFrom) and node.module == "torch" \
-        and any(alias.name == "compile" for alias in node.names)
+    return isinstance(node, ast.ImportFrom) and any(_compiles_by_name(node, alias.name) for alias in node.names)
+
+
+def _compiles_by_name(node: ast.ImportFrom, name: str) -> bool:
+    """`from torch import compile`, or a compiling helper imported from torch's dynamo or test modules."""
+    module = node.module or ""
+    if module == "torch":
+        return name == "compile"
+    return name in _COMPILING_HELPERS and module.startswith(_HELPER_MODULES)
 
 
 def _is_dynamo(node: ast.expr) -> bool:

@@ -63,6 +63,8 @@ class Session:
     @contextlib.contextmanager
     def patched(self) -> Iterator[None]:
         real_compile, real_optimize, real_reset = torch.compile, torch._dynamo.optimize, torch._dynamo.reset
+        real_assert = torch._dynamo.optimize_assert
+        testing = sys.modules.get("torch._dynamo.testing")  # imported later, it takes torch._dynamo's (patched)
 
         def counting_reset(*args: Any, **kwargs: Any) -> Any:  # torch.compiler.reset() lands here too
             self.resets += 1
@@ -70,12 +72,18 @@ class Session:
 
         torch.compile = functools.partial(self.compile, real_compile)  # type: ignore[assignment]
         torch._dynamo.optimize = functools.partial(self.optimize, real_compile, real_optimize)  # type: ignore[assignment]
+        torch._dynamo.optimize_assert = functools.partial(self.optimize_assert, real_compile, real_assert)  # type: ignore[assignment]
         torch._dynamo.reset = counting_reset  # type: ignore[assignment]
+        if testing is not None:
+            testing.optimize_assert = torch._dynamo.optimize_assert
         with TestRecorder(self).recording():
             try:
                 yield
             finally:
                 torch.compile, torch._dynamo.optimize, torch._dynamo.reset = real_compile, real_optimize, real_reset
+                torch._dynamo.optimize_assert = real_assert
+                if testing is not None:
+                    testing.optimize_assert = real_assert
 
     def compile(self, real_compile: Callable[..., Any], model: Any = None, /, **kwargs: Any) -> Any:
         if _called_from_torch():  # torch's own use of torch.compile is not the program's
@@ -105,6 +113,16 @@ class Session:
             return real_optimize(*args, **kwargs)
         backend = args[0] if args else kwargs.get("backend", "inductor")
         options = dict(backend=backend, fullgraph=kwargs.get("nopython", False), dynamic=kwargs.get("dynamic"))
+        return lambda target: self.compile(real_compile, target, **options)
+
+    def optimize_assert(self, real_compile: Callable[..., Any], real_assert: Callable[..., Any], *args: Any,
+                        **kwargs: Any) -> Any:
+        """torch._dynamo.optimize_assert(backend): compile with no graph break allowed, as torch's
+        test helpers do (`make_dynamo_test`, `standard_test`, through torch._dynamo.testing)."""
+        if _called_from_torch():
+            return real_assert(*args, **kwargs)
+        backend = args[0] if args else kwargs.get("backend", "inductor")
+        options = dict(backend=backend, fullgraph=True, dynamic=kwargs.get("dynamic"))
         return lambda target: self.compile(real_compile, target, **options)
 
     def _options(self, kwargs: dict[str, Any]) -> dict[str, Any]:
@@ -260,13 +278,18 @@ def recompile_reason(text: str) -> str:
     return " ".join(first.split("#", 1)[0].split())[:300]
 
 
+# torch's modules that compile on a program's behalf: nn.Module.compile, and the test helpers
+# a test calls to compile its own code (make_dynamo_test, standard_test)
+_PROGRAM_SIDE = ("torch.nn.modules.module", "torch.testing._internal.", "torch._dynamo.testing")
+
+
 def _called_from_torch() -> bool:
-    """Whether the nearest caller outside this module is torch's code (nn.Module.compile aside)."""
+    """Whether the nearest caller outside this module is torch's own compiler code."""
     frame = sys._getframe(1)
     while frame is not None and frame.f_globals.get("__name__") == __name__:
         frame = frame.f_back
     caller = frame.f_globals.get("__name__", "") if frame is not None else ""
-    return (caller == "torch" or caller.startswith("torch.")) and caller != "torch.nn.modules.module"
+    return (caller == "torch" or caller.startswith("torch.")) and not caller.startswith(_PROGRAM_SIDE)
 
 
 def _backend_name(backend: Any) -> str:

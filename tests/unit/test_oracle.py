@@ -221,6 +221,17 @@ def test_a_refusal_the_program_catches_as_its_own_error_is_a_fullgraph_break_not
     assert oracle.judge(eager, plain).verdict is not Verdict.FULLGRAPH_BREAK
 
 
+def test_an_assert_dynamo_observed_failing_while_tracing_is_the_program_s_own_check_failing_compiled():
+    observed = exc(UNSUPPORTED, "Observed exception", gb_type="Observed exception",
+                   chain=("torch._dynamo.exc.ObservedAssertionErrorError",))
+    judgement = oracle.judge(run(calls=[call(result=None)]), with_fullgraph(compiled_run(calls=[call(exception=observed)])))
+    assert judgement.verdict is Verdict.MISMATCH and judgement.divergence.observation == "check", judgement.reason
+    other = exc(UNSUPPORTED, "Observed exception", gb_type="Observed exception",
+                chain=("torch._dynamo.exc.ObservedKeyError",))
+    judgement = oracle.judge(run(calls=[call(result=None)]), with_fullgraph(compiled_run(calls=[call(exception=other)])))
+    assert judgement.verdict is Verdict.FULLGRAPH_BREAK, judgement.reason
+
+
 def test_what_a_refused_call_printed_eagerly_is_not_compared():
     refused = exc(UNSUPPORTED, gb_type="Failed to trace builtin operator")
     eager = run(calls=[call(result=1)], **_stopped(11, "expected Unsupported"), text="start\nside effect\n")
