@@ -1,0 +1,61 @@
+"""What a program derives from compiler state is masked by the confirmation's perturbed eager
+run, through real workers and real torch: the programs of tests/foreign/compile_behaviour
+that copy Dynamo's counters or a CompileCounter's counts into their own data."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from mutator.observation import Mode
+from mutator.program import load_program
+from mutator.verdict import Verdict
+
+pytestmark = pytest.mark.integration
+
+FOREIGN = Path(__file__).resolve().parents[1] / "foreign" / "compile_behaviour"
+
+
+def check(checker, name):
+    return checker.check(load_program(FOREIGN / name))
+
+
+def test_counters_copied_into_a_global_list_and_printed_pass(checker):
+    result = check(checker, "copies_counters_into_globals.py")
+    assert result.verdict is Verdict.PASS, result.reason
+    masked = result.judgement.masked
+    assert any("['profiles']" in path for path in masked) and any(path.startswith("stdout line") for path in masked)
+    assert not any("['outs']" in path for path in masked)  # the program's own data stays compared
+    perturbed = result.runs[2]
+    assert perturbed.mode is Mode.EAGER and "mutator: perturbed compiler state" in perturbed.observation.stdout.head
+
+
+def test_compile_counter_counts_stored_in_a_dict_pass(checker):
+    result = check(checker, "compile_counter_into_dict.py")
+    assert result.verdict is Verdict.PASS, result.reason
+    masked = result.judgement.masked
+    assert any("['frames']" in path for path in masked) and any("['ops']" in path for path in masked)
+    assert not any("['total']" in path for path in masked)
+
+
+def test_the_real_divergence_beside_counters_copies_is_reported(checker):
+    result = check(checker, "mismatch_beside_counters_copy.py")
+    assert result.verdict is Verdict.MISMATCH, result.reason
+    assert result.judgement.divergence.where == "call 3 (tag) result[1]", result.reason
+    assert any("['frames_seen']" in path for path in result.judgement.masked)
+
+
+def test_a_check_of_counters_that_holds_only_when_perturbed_raises_no_false_alarm(checker):
+    result = check(checker, "copies_totals_then_checks_compiled.py")
+    assert result.verdict is Verdict.PASS, result.reason
+    assert any("['totals']" in path for path in result.judgement.masked)
+    perturbed, stand_in = result.runs[2], result.runs[4]
+    assert perturbed.outcome.value == "completed" and stand_in.outcome.value == "raised"  # as the first eager run
+
+
+def test_a_check_of_counters_that_fails_only_when_perturbed_keeps_the_real_mismatch(checker):
+    result = check(checker, "mismatch_with_no_break_check.py")
+    assert result.verdict is Verdict.MISMATCH, result.reason
+    assert result.judgement.divergence.where == "call 1 (labelled) result[1]"
+    assert result.runs[2].outcome.value == "raised" and [r.mode for r in result.runs].count(Mode.EAGER) == 3
