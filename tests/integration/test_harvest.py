@@ -16,6 +16,7 @@ pytestmark = pytest.mark.integration
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures" / "harvest"
 FAILURES = ROOT / "tests" / "fixtures" / "harvest_failures"  # beside FIXTURES: their counts stay as they are
+INHERIT = ROOT / "tests" / "fixtures" / "harvest_inherit"
 
 
 def mutate(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
@@ -140,3 +141,30 @@ def test_minimize_runs_programs_without_stored_features_through_the_pool(tmp_pat
     summary = json.loads(mutate("minimize", str(plain), "--out", str(tmp_path / "small"), "--json", "-j", "2").stdout)
     assert summary["ran"] == 2 and summary["programs_before"] == 2 and summary["features_before"] > 0
     assert summary["features_after"] == summary["features_before"]
+
+
+def test_inherited_and_mixed_in_tests_are_harvested_once_per_concrete_class_and_run_alone(tmp_path):
+    out = tmp_path / "out"
+    proc = mutate("harvest", str(INHERIT), "--out", str(out), "--json", "-j", "2")
+    report = json.loads(proc.stdout)
+    assert proc.returncode == 0, proc.stderr
+    kept = {json.loads(Path(p).with_suffix(".json").read_text())["origin"].split("/")[-1] for p in report["programs"]}
+    subclass_tests = {f"test_set_types.py::{cls}::{test}" for cls in ("PlainSetTests", "SubclassedSetTests",
+                                                                       "FrozenSetTests")
+                      for test in ("test_membership_in_compiled_code", "test_union_size")}
+    mixed_in = {f"test_mixed_in.py::MixedInTests::{test}" for test in (
+        "test_clipped_sum", "test_own_offset", "test_rotates_by_pi", "test_shift_then_scale")}
+    assert report["tests_found"] == report["candidates"] == 12  # the base's two as well: pytest runs them
+    assert report["skipped"] == 2  # ... and they skip themselves when run
+    assert report["invalid"] == {} and report["already_failing"] == [] and report["failures"] == []
+    assert kept == mixed_in | subclass_tests, report  # set, a subclass and frozenset: three paths through Dynamo,
+    assert report["duplicates"] == 0  # so no subclass's program repeats another's coverage
+    assert [Path(p.split(":")[0]).name for p in report["not_programs"]] == ["_mixin_a.py", "_mixin_b.py"]
+
+    def run(path: Path) -> tuple[str, int, str]:
+        ran = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, cwd=tmp_path, timeout=300)
+        return path.name, ran.returncode, ran.stderr[-300:]
+
+    with ThreadPoolExecutor(max_workers=2) as executor:
+        failed = [r for r in executor.map(run, sorted(out.glob("*.py"))) if r[1] != 0]
+    assert failed == []
