@@ -36,13 +36,30 @@ class Program:
 
     @classmethod
     def from_source(cls, source: str, name: str) -> Program:
-        """Validate `source` and detect its form; raises ProgramError naming `name`."""
-        return cls(source=source, form=_detect_form(parse_source(source, name), name), name=name)
+        """Validate `source` and detect its form (or take the one its header declares); raises
+        ProgramError naming `name`."""
+        tree = parse_source(source, name)
+        form = ProgramForm.SCRIPT if declares_script(source) else _detect_form(tree, name)
+        return cls(source=source, form=form, name=name)
 
     @property
     def digest(self) -> str:
         """A short content hash: equal sources are the same program."""
         return hashlib.sha1(self.source.encode()).hexdigest()[:12]
+
+
+SCRIPT_DECLARATION = "# mutator-form: script"  # a header line: runs as a script, whatever its text names
+
+
+def declares_script(source: str) -> bool:
+    """Whether one of the first comment lines declares script form: a harvested test that
+    compiles through code its text does not name (another module's decorator or helper)."""
+    for line in source.splitlines()[:8]:
+        if not line.startswith("#"):
+            return False
+        if line.startswith(SCRIPT_DECLARATION):
+            return True
+    return False
 
 
 def parse_source(source: str, name: str) -> ast.Module:

@@ -12,7 +12,8 @@ becomes `harvested_raises`, and the module calls it. Of the file and its sibling
 program keeps only what its test reaches: imports, top-level functions, classes and
 constants, transitively, and module-level configuration, in one namespace
 (`harvest.assemble`). Parametrised tests give one program per parameter set, inherited
-ones too; skipped and expected-to-fail tests and tests that compile nothing are reported,
+ones too; skipped and expected-to-fail tests are reported (whether a test compiles
+anything is decided by running it: `Harvested.compiles_visibly` says what its text shows),
 not written; a test that cannot be taken apart or made standalone costs that test only
 (`ExtractionFailed`), a file that cannot be raises `ExtractionError`. Pure: the harvesting
 process never imports the test files or their siblings.
@@ -50,12 +51,16 @@ _CASE_BASES = ("TestCase",)
 class Harvested:
     test_id: str  # "Tests::test_add", "Tests::test_add[n=2]", "test_free_function"
     source: str  # the program, without the provenance header
+    # Read in its text: torch.compile, torch._dynamo.optimize(_assert), torch's compiling test
+    # helpers. A test that names none of them may still compile (a decorator or helper of
+    # another module's, a factory): whether it does is decided by running it.
+    compiles_visibly: bool = True
 
 
 @dataclass(frozen=True, slots=True)
 class NotHarvested:
     test_id: str
-    reason: str  # "compiles nothing", "skipped: ...", "expected to fail", ...
+    reason: str  # "skipped: ...", "expected to fail", ... ("compiles nothing" is decided by running it)
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,13 +185,14 @@ class _Module:
             return [sets]
         classes = self.hierarchy.pruned(cls, members, {test: _without_parametrize(test)})
         placed = [Placed(k.module, k.node, node) for k, node in reversed(classes)]
+        visibly = self._compiles([(owner.module, test), *reached])
         found: list[Extraction] = []
         for params in sets:
             arguments = _with_device(test, params)
             self._same_names(owner.module, arguments)
             found.append(Harvested(test_id + _suffix(params), assemble(
                 self.folder, placed, f'{checks.BASE_CLASS}.{checks.RUN}({name}, "{test.name.value}", '
-                                     f'{{{_mapping(arguments)}}})')))
+                                     f'{{{_mapping(arguments)}}})'), compiles_visibly=visibly))
         return found
 
     def _function(self, test: cst.FunctionDef) -> list[Extraction]:
@@ -195,14 +201,16 @@ class _Module:
         if isinstance(sets, NotHarvested):
             return [sets]
         placed = [Placed(self.main, test, _without_parametrize(test))]
+        visibly = self._compiles([(self.main, test)])
         return [Harvested(test_id + _suffix(params), assemble(
-            self.folder, placed, f"{test.name.value}({_arguments(_with_device(test, params))})")) for params in sets]
+            self.folder, placed, f"{test.name.value}({_arguments(_with_device(test, params))})"),
+            compiles_visibly=visibly) for params in sets]
 
     def _parameter_sets(self, test_id: str, module: Module, test: cst.FunctionDef,
                         members: list[tuple[Module, cst.BaseStatement]]) -> list[dict[str, str]] | NotHarvested:
         """The parameter sets to harvest the test with, or why it is not harvested."""
         reached = [(module, test), *members]
-        why = self._not_harvestable(module, test, reached) or (None if self._compiles(reached) else "compiles nothing")
+        why = self._not_harvestable(module, test, reached)
         if why:
             return NotHarvested(test_id, why)
         sets = _parameter_sets(test, lambda name: self._definition(module, name))

@@ -1,7 +1,8 @@
 """Turn test files and reproducer scripts into validated programs (DESIGN.md, "Harvest").
 
-For every file: a test file gives one candidate per test that compiles something
-(`harvest.extract`; the mixins it imports from its own folder are read from there); any
+For every file: a test file gives one candidate per test (`harvest.extract`; the mixins
+it imports from its own folder are read from there), and one whose text names nothing
+that compiles is kept only if running it compiles something; any
 other file that is a program (a reproducer script) is a candidate as it is, unless files
 of its folder import it (a module of mixins: its tests come through theirs). Every candidate is checked through the pool like any program: one
 that fails eagerly is dropped and counted by reason, one skipped at run time is
@@ -33,7 +34,7 @@ from mutator.findings import FindingStore
 from mutator.harvest.extract import (ExtractionError, ExtractionFailed, NotHarvested, extract, is_test_file,
                                      one_line)
 from mutator.harvest.modules import folder_reader, sibling_imports
-from mutator.program import Program, ProgramError, discover, parse_source, read_source
+from mutator.program import SCRIPT_DECLARATION, Program, ProgramError, discover, parse_source, read_source
 from mutator.verdict import Verdict
 
 SKIP_TYPES = ("unittest.case.SkipTest", "_pytest.outcomes.Skipped")
@@ -44,6 +45,7 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9_]+")
 class Candidate:
     origin: str  # "path/test_x.py::Tests::test_add", or the script's path
     program: Program
+    compiles_visibly: bool = True  # False: kept only if running it compiles something
 
 
 @dataclass
@@ -148,8 +150,8 @@ class Harvester:
                 report.not_harvested[_reason_kind(extraction.reason)] += 1
             elif isinstance(extraction, ExtractionFailed):
                 report.fail(origin, extraction.reason)
-            elif candidate := self._candidate(origin, _header(origin, stamp, self._torch) + extraction.source,
-                                              report):
+            elif candidate := self._candidate(origin, _header(origin, stamp, self._torch, extraction.compiles_visibly)
+                                              + extraction.source, report, compiles_visibly=extraction.compiles_visibly):
                 found.append(candidate)
         return found
 
@@ -185,6 +187,9 @@ class Harvester:
                 progress(1)
 
     def _judge(self, candidate: Candidate, result: CheckResult, report: HarvestReport) -> None:
+        if not candidate.compiles_visibly and not _compiled_something(result):
+            report.not_harvested["compiles nothing"] += 1  # decided by running it: Dynamo compiled no frame
+            return
         eager_exc = result.eager.uncaught
         if eager_exc is not None and eager_exc.type_name in SKIP_TYPES:
             report.skipped += 1
@@ -226,11 +231,12 @@ class Harvester:
         self._seen_features.add(features)
         report.written.append(str(path))
 
-    def _candidate(self, origin: str, source: str, report: HarvestReport) -> Candidate | None:
+    def _candidate(self, origin: str, source: str, report: HarvestReport, *,
+                   compiles_visibly: bool = True) -> Candidate | None:
         """The candidate, or None when what was harvested is no program (reported)."""
         name = str(self._out / _file_name(origin))
         try:
-            return Candidate(origin, Program.from_source(source, name))
+            return Candidate(origin, Program.from_source(source, name), compiles_visibly)
         except ProgramError as exc:
             report.fail(origin, "not a program: " + str(exc).removeprefix(f"{name}: "))
             return None
@@ -281,8 +287,16 @@ def _read(path: Path) -> str:
 HEADER = "# Harvested by mutator from "
 
 
-def _header(origin: str, stamp: str, torch_version: str) -> str:
-    return f"{HEADER}{origin}\n# on {stamp} with torch {torch_version or 'unknown'}\n"
+def _header(origin: str, stamp: str, torch_version: str, compiles_visibly: bool = True) -> str:
+    declared = "" if compiles_visibly else \
+        f"{SCRIPT_DECLARATION} (it compiles through code its text does not name; running it showed it)\n"
+    return f"{HEADER}{origin}\n# on {stamp} with torch {torch_version or 'unknown'}\n{declared}"
+
+
+def _compiled_something(result: CheckResult) -> bool:
+    """Whether Dynamo compiled at least one frame in the compiled run."""
+    observation = result.compiled.observation
+    return any(call.compiles for call in observation.calls) or bool(observation.compile and observation.compile.compiles)
 
 
 def _body_digest(source: str) -> str:

@@ -64,7 +64,10 @@ class Session:
     def patched(self) -> Iterator[None]:
         real_compile, real_optimize, real_reset = torch.compile, torch._dynamo.optimize, torch._dynamo.reset
         real_assert = torch._dynamo.optimize_assert
-        testing = sys.modules.get("torch._dynamo.testing")  # imported later, it takes torch._dynamo's (patched)
+        # where code gets optimize_assert from: the package, the module defining it (torch's own
+        # calls from there stay real: _called_from_torch), torch._dynamo.testing's binding (a
+        # later import of it takes the package's, patched by then)
+        holders = [torch._dynamo, torch._dynamo.eval_frame, *filter(None, [sys.modules.get("torch._dynamo.testing")])]
 
         def counting_reset(*args: Any, **kwargs: Any) -> Any:  # torch.compiler.reset() lands here too
             self.resets += 1
@@ -72,18 +75,16 @@ class Session:
 
         torch.compile = functools.partial(self.compile, real_compile)  # type: ignore[assignment]
         torch._dynamo.optimize = functools.partial(self.optimize, real_compile, real_optimize)  # type: ignore[assignment]
-        torch._dynamo.optimize_assert = functools.partial(self.optimize_assert, real_compile, real_assert)  # type: ignore[assignment]
         torch._dynamo.reset = counting_reset  # type: ignore[assignment]
-        if testing is not None:
-            testing.optimize_assert = torch._dynamo.optimize_assert
+        for holder in holders:
+            holder.optimize_assert = functools.partial(self.optimize_assert, real_compile, real_assert)
         with TestRecorder(self).recording():
             try:
                 yield
             finally:
                 torch.compile, torch._dynamo.optimize, torch._dynamo.reset = real_compile, real_optimize, real_reset
-                torch._dynamo.optimize_assert = real_assert
-                if testing is not None:
-                    testing.optimize_assert = real_assert
+                for holder in holders:
+                    holder.optimize_assert = real_assert
 
     def compile(self, real_compile: Callable[..., Any], model: Any = None, /, **kwargs: Any) -> Any:
         if _called_from_torch():  # torch's own use of torch.compile is not the program's

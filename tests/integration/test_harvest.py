@@ -17,6 +17,7 @@ ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures" / "harvest"
 FAILURES = ROOT / "tests" / "fixtures" / "harvest_failures"  # beside FIXTURES: their counts stay as they are
 INHERIT = ROOT / "tests" / "fixtures" / "harvest_inherit"
+RUN_DECIDES = ROOT / "tests" / "fixtures" / "harvest_run_decides"
 
 
 def mutate(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
@@ -46,7 +47,8 @@ def test_every_compiling_test_becomes_one_program(harvested):
             "test_class_attribute_and_counter")
     } | {"test_pytest_style.py::" + name for name in ("test_softplus_matches", "test_pairs", "test_bad_view_raises")} \
         | {"repro_passing.py"}, report
-    assert len(written) + report["duplicates"] == report["candidates"] - report["skipped"] - len(report["already_failing"])
+    assert len(written) + report["duplicates"] == report["candidates"] - report["skipped"] \
+        - len(report["already_failing"]) - report["not_harvested"]["compiles nothing"]  # decided by running them
     assert report["invalid"] == {} and report["unstable"] == 0
     assert sorted(p.name for p in out.glob("*.py")) == sorted(Path(p).name for p in report["programs"])
     assert all(json.loads(p.with_suffix(".json").read_text())["features"] for p in out.glob("*.py"))
@@ -168,3 +170,19 @@ def test_inherited_and_mixed_in_tests_are_harvested_once_per_concrete_class_and_
     with ThreadPoolExecutor(max_workers=2) as executor:
         failed = [r for r in executor.map(run, sorted(out.glob("*.py"))) if r[1] != 0]
     assert failed == []
+
+
+def test_a_test_compiling_through_a_helper_its_text_does_not_name_is_harvested_because_it_compiles(tmp_path):
+    """The folder's own decorator compiles through torch._dynamo.eval_frame, which no reading
+    recognises: running the test decides. Its neighbour compiles nothing when run."""
+    proc = mutate("harvest", str(RUN_DECIDES), "--out", str(tmp_path / "out"), "--json", "-j", "2")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    report = json.loads(proc.stdout)
+    assert report["not_harvested"] == {"compiles nothing": 1} and report["failed"] == {}, report
+    [written] = [Path(p) for p in report["programs"]]
+    assert written.name == "test_through_helper__Shapes__test_scaled_shape.py"
+    assert written.read_text().splitlines()[2].startswith("# mutator-form: script")
+    assert json.loads(written.with_suffix(".json").read_text())["features"]
+    alone = subprocess.run([sys.executable, str(written)], capture_output=True, text=True, cwd=tmp_path,
+                           env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"}, timeout=300)
+    assert alone.returncode == 0, alone.stderr[-2000:]

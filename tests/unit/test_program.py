@@ -118,3 +118,22 @@ def test_discover_leaves_out_filed_findings_below_the_root(tmp_path: Path):
     assert [p.relative_to(tmp_path).as_posix() for p in discover([tmp_path])] == ["corpus/a.py"]
     finding = tmp_path / "findings" / "crash-x"
     assert [p.name for p in discover([finding])] == ["first.py", "00-A1.py"]
+
+
+@pytest.mark.parametrize("source", [
+    "from torch.testing._internal.common_utils import make_dynamo_test\n\n@make_dynamo_test\ndef test_x(self):\n    pass\n",
+    "import torch._dynamo.testing\ntorch._dynamo.testing.standard_test(None, abs, 1)\n",
+    "import torch\nf = torch._dynamo.optimize_assert('eager')(abs)\n",
+], ids=["make_dynamo_test", "standard_test", "optimize_assert"])
+def test_compiling_through_torch_s_test_helpers_is_script_form(source):
+    assert Program.from_source(source, "t.py").form is ProgramForm.SCRIPT
+
+
+def test_a_declared_script_is_script_form_whatever_its_text_names():
+    body = "import helpers\n\nhelpers.run_traced()\n"
+    with pytest.raises(ProgramError):
+        Program.from_source(body, "t.py")
+    declared = "# Harvested by mutator from x.py::T::test_a\n# mutator-form: script (why)\n" + body
+    assert Program.from_source(declared, "t.py").form is ProgramForm.SCRIPT
+    with pytest.raises(ProgramError):  # only in the header comments
+        Program.from_source(body + "# mutator-form: script\n", "t.py")
