@@ -25,6 +25,19 @@ def mutate(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
                           env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=1200)
 
 
+def failing_alone(paths: list[Path], cwd: Path) -> list[tuple[str, int, str]]:
+    """Each program run with plain `python`, outside this package, two at a time: those that fail."""
+    plain = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+
+    def run(path: Path) -> tuple[str, int, str]:
+        proc = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, cwd=cwd, env=plain,
+                              timeout=300)
+        return path.name, proc.returncode, proc.stderr[-300:]
+
+    with ThreadPoolExecutor(max_workers=2) as executor:
+        return [r for r in executor.map(run, paths) if r[1] != 0]
+
+
 @pytest.fixture(scope="module")
 def harvested(tmp_path_factory):
     out = tmp_path_factory.mktemp("harvested")
@@ -108,13 +121,7 @@ def test_a_test_or_a_file_that_cannot_be_processed_is_listed_and_the_rest_is_har
 def test_harvested_programs_run_with_plain_python(harvested, tmp_path):
     out, _ = harvested
 
-    def run(path: Path) -> tuple[str, int, str]:
-        proc = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, cwd=tmp_path, timeout=300)
-        return path.name, proc.returncode, proc.stderr[-300:]
-
-    with ThreadPoolExecutor(max_workers=2) as executor:
-        failed = [r for r in executor.map(run, sorted(out.glob("*.py"))) if r[1] != 0]
-    assert failed == []
+    assert failing_alone(sorted(out.glob("*.py")), tmp_path) == []
 
 
 def test_harvesting_again_writes_nothing_new(harvested, tmp_path):
@@ -162,14 +169,7 @@ def test_inherited_and_mixed_in_tests_are_harvested_once_per_concrete_class_and_
     assert kept == mixed_in | subclass_tests, report  # set, a subclass and frozenset: three paths through Dynamo,
     assert report["duplicates"] == 0  # so no subclass's program repeats another's coverage
     assert [Path(p.split(":")[0]).name for p in report["not_programs"]] == ["_mixin_a.py", "_mixin_b.py"]
-
-    def run(path: Path) -> tuple[str, int, str]:
-        ran = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, cwd=tmp_path, timeout=300)
-        return path.name, ran.returncode, ran.stderr[-300:]
-
-    with ThreadPoolExecutor(max_workers=2) as executor:
-        failed = [r for r in executor.map(run, sorted(out.glob("*.py"))) if r[1] != 0]
-    assert failed == []
+    assert failing_alone(sorted(out.glob("*.py")), tmp_path) == []
 
 
 def test_a_test_compiling_through_a_helper_its_text_does_not_name_is_harvested_because_it_compiles(tmp_path):
@@ -183,6 +183,4 @@ def test_a_test_compiling_through_a_helper_its_text_does_not_name_is_harvested_b
     assert written.name == "test_through_helper__Shapes__test_scaled_shape.py"
     assert written.read_text().splitlines()[2].startswith("# mutator-form: script")
     assert json.loads(written.with_suffix(".json").read_text())["features"]
-    alone = subprocess.run([sys.executable, str(written)], capture_output=True, text=True, cwd=tmp_path,
-                           env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"}, timeout=300)
-    assert alone.returncode == 0, alone.stderr[-2000:]
+    assert failing_alone([written], tmp_path) == []
