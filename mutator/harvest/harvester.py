@@ -69,6 +69,12 @@ class HarvestReport:
     errors: list[str] = field(default_factory=list)  # files that cannot be read, parsed or taken apart
     failed: Counter[str] = field(default_factory=Counter)  # tests not processed, by kind: "not a program", ...
     failures: list[dict[str, str]] = field(default_factory=list)  # origin and reason of each
+    # one entry per test or script harvest considered, by origin, so each can be matched to
+    # another tool's outcome for it: every checked candidate (origin, verdict, reason, outcome:
+    # written / duplicate / filed / invalid / unstable / skipped / compiles nothing / failed),
+    # and every test not checked at all (origin, reason: skipped, expected to fail, ...)
+    checked: list[dict[str, str]] = field(default_factory=list)
+    not_harvested_tests: list[dict[str, str]] = field(default_factory=list)
 
     def as_json(self) -> dict[str, object]:
         return dict(files=self.files, test_files=self.test_files, scripts=self.scripts, tests_found=self.tests_found,
@@ -77,7 +83,7 @@ class HarvestReport:
                     invalid_programs=self.invalid_programs, unstable=self.unstable, duplicates=self.duplicates,
                     already_failing=self.already_failing,
                     not_programs=self.not_programs, errors=self.errors, failed=dict(self.failed),
-                    failures=self.failures)
+                    failures=self.failures, checked=self.checked, not_harvested_tests=self.not_harvested_tests)
 
     @property
     def ok(self) -> bool:
@@ -148,6 +154,7 @@ class Harvester:
             origin = f"{path}::{extraction.test_id}"
             if isinstance(extraction, NotHarvested):
                 report.not_harvested[_reason_kind(extraction.reason)] += 1
+                report.not_harvested_tests.append(dict(origin=origin, reason=extraction.reason))
             elif isinstance(extraction, ExtractionFailed):
                 report.fail(origin, extraction.reason)
             elif candidate := self._candidate(origin, _header(origin, stamp, self._torch, extraction.compiles_visibly)
@@ -182,41 +189,46 @@ class Harvester:
                 except Exception as exc:  # noqa: BLE001 - no worker could run it, or a bug of ours in
                     # checking it: either costs this candidate, never the harvest
                     report.fail(candidate.origin, f"check failed: {one_line(exc)}")
+                    report.checked.append(dict(origin=candidate.origin, verdict="", reason=one_line(exc),
+                                               outcome="failed"))
                 else:
-                    self._judge(candidate, result, report)
+                    outcome = self._judge(candidate, result, report)
+                    report.checked.append(dict(origin=candidate.origin, verdict=result.verdict.name,
+                                               reason=result.reason[:300], outcome=outcome))
                 progress(1)
 
-    def _judge(self, candidate: Candidate, result: CheckResult, report: HarvestReport) -> None:
+    def _judge(self, candidate: Candidate, result: CheckResult, report: HarvestReport) -> str:
+        """Write, file or count one checked candidate; returns what came of it (`checked`'s outcome)."""
         if not candidate.compiles_visibly and not _compiled_something(result):
             report.not_harvested["compiles nothing"] += 1  # decided by running it: Dynamo compiled no frame
-            return
+            return "compiles nothing"
         eager_exc = result.eager.uncaught
         if eager_exc is not None and eager_exc.type_name in SKIP_TYPES:
             report.skipped += 1
-            return
+            return "skipped"
         verdict = result.verdict
         if verdict is Verdict.INVALID:
             report.invalid[_invalid_kind(result)] += 1
             report.invalid_programs.append(dict(origin=candidate.origin, reason=result.reason[:300]))
-            return
+            return "invalid"
         if verdict is Verdict.UNSTABLE:
             report.unstable += 1
-            return
+            return "unstable"
         if verdict.is_finding:
             try:
                 finding, _ = self._store.record(result, provenance=f"seed:{candidate.origin}", parent=None,
                                                 elapsed=0.0)
             except OSError as exc:
                 report.fail(candidate.origin, f"not filed: {one_line(exc)}")
-                return
+                return "failed"
             report.already_failing.append(dict(origin=candidate.origin, verdict=verdict.name, reason=result.reason,
                                                finding=finding.directory))
-            return
+            return "filed"
         features = result.compiled.features | semantic_features(result.compiled)
         digest = _body_digest(candidate.program.source)
         if digest in self._seen_sources or result.compiled.features and features in self._seen_features:
             report.duplicates += 1
-            return
+            return "duplicate"
         path = self._unique_path(candidate.origin)
         try:
             storage.write_text(path, candidate.program.source)
@@ -226,10 +238,11 @@ class Harvester:
         except OSError as exc:
             path.unlink(missing_ok=True)  # a program without its sidecar would pass for one without features
             report.fail(candidate.origin, f"not written: {one_line(exc)}")
-            return
+            return "failed"
         self._seen_sources.add(digest)
         self._seen_features.add(features)
         report.written.append(str(path))
+        return "written"
 
     def _candidate(self, origin: str, source: str, report: HarvestReport, *,
                    compiles_visibly: bool = True) -> Candidate | None:

@@ -174,3 +174,27 @@ def test_a_program_that_cannot_be_written_costs_that_program(tmp_path: Path, mon
     assert report.failures[0]["reason"].startswith("not written: ") and "No space left" in report.failures[0]["reason"]
     assert not list((tmp_path / "out").glob("*negates*"))
 
+
+
+def test_every_test_considered_is_listed_by_origin_with_what_came_of_it(tmp_path: Path):
+    def negates_fails_eagerly(program: Program) -> CheckResult:
+        if "lambda t: -t" in program.source:
+            return CheckResult(program, Judgement(Verdict.INVALID, "eager raised ValueError"), (run(), compiled_run()))
+        return passing(program)
+
+    (tmp_path / "test_good.py").write_text(GOOD + textwrap.dedent('''
+
+        @pytest.mark.skip(reason="not here")
+        def test_skipped():
+            torch.compile(lambda t: t, backend="eager")(torch.ones(1))
+    ''').replace("import torch\n", "import pytest\nimport torch\n", 1))
+    report = harvester(tmp_path / "out", negates_fails_eagerly).harvest([tmp_path / "test_good.py"])
+    outcomes = {entry["origin"].split("::")[-1]: (entry["verdict"], entry["outcome"]) for entry in report.checked}
+    assert outcomes == {"test_doubles": ("PASS", "written"), "test_negates": ("INVALID", "invalid")}
+    assert [(entry["origin"].split("::")[-1], entry["reason"].split(":")[0])
+            for entry in report.not_harvested_tests] == [("test_skipped", "skipped")]
+    assert report.as_json()["checked"] == report.checked and len(report.written) == 1
+
+    again = harvester(tmp_path / "out").harvest([tmp_path / "test_good.py"])
+    assert {entry["origin"].split("::")[-1]: entry["outcome"] for entry in again.checked} == \
+        {"test_doubles": "duplicate", "test_negates": "written"}
