@@ -330,17 +330,23 @@ class Checker:
         def masking(runs: list[ExecResult], mask: frozenset[str], derived: frozenset[str], compiled2: ExecResult,
                     reference: ExecResult | None) -> None:
             """The `mask` of two eager runs, shown to hold by a third; then the judgement
-            without it and without `derived` (paths a perturbed run that went otherwise changed)."""
-            if not mask:
+            without it and without `derived` (paths a perturbed run that went otherwise changed).
+
+            With no mask, a divergence where run-specific values may show (the program's globals,
+            what it printed) still gets a third eager run: two runs can agree on such a value by
+            chance (a set of four objects prints in the same order one time in 24), and the
+            third then shows it differing, which makes it the mask."""
+            divergence = first.judgement.divergence
+            if not mask and (not self._oracle.maskable(divergence) or divergence.where in derived):
                 finish(runs, derived, "", compiled2, reference)
                 return
             third = self._runner.submit(program, Mode.EAGER, self._config)  # a third run shows the mask holds
 
             def masked(runs3: list[ExecResult]) -> None:
                 beyond, unstable3 = self._oracle.run_specific(eager, runs3[0])
-                if not unstable3 and not beyond <= mask:
+                if mask and not unstable3 and not beyond <= mask:
                     unstable3 = f"run-specific values beyond the first two eager runs' ({sorted(beyond - mask)[0]})"
-                finish([*runs, *runs3], mask | derived, unstable3, compiled2, reference)
+                finish([*runs, *runs3], (mask or beyond) | derived, unstable3, compiled2, reference)
 
             _when_all([third], done, masked)
 

@@ -99,12 +99,18 @@ class Oracle:
             return frozenset(), "two eager runs disagree on which tests pass"
         divergences = compare_observations(first.observation, second.observation,
                                            names=("first eager run", "second"), limit=4096)
-        unstable = next((d for d in divergences if d.observation in _RUN_SPECIFIC_NEVER), None)
+        unstable = next((d for d in divergences if not self.maskable(d)), None)
         if unstable is not None:
             return frozenset(), f"two eager runs disagree: {unstable}"
         if len(divergences) >= 4096:
             return frozenset(), "two eager runs disagree in too many places"
         return frozenset(d.where for d in divergences), ""
+
+    @staticmethod
+    def maskable(divergence: Divergence | None) -> bool:
+        """Whether a divergence is in what may hold run-specific values (globals, printed
+        lines, state), which a mask may cover; never a call's result, arguments or exception."""
+        return divergence is not None and divergence.observation not in _RUN_SPECIFIC_NEVER
 
     def _judge_run(self, eager: ExecResult, compiled: ExecResult, reference: ExecResult | None,
                    mask: frozenset[str], context: _Context) -> Judgement:

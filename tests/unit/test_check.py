@@ -75,3 +75,25 @@ def test_non_numeric_findings_skip_the_reference_run():
     runner = ScriptedRunner(eager=[ok(1.0), ok(1.0)], compiled=[hang, hang])
     assert Checker(runner).check(PROGRAM).verdict is Verdict.HANG
     assert Mode.REFERENCE not in runner.asked
+
+
+def printed(text, mode=Mode.EAGER):
+    return run(mode, calls=[call(result=tensor([1.0]))], text=text)
+
+
+def test_two_eager_runs_agreeing_by_chance_on_a_printed_value_get_a_third_that_masks_it():
+    """A set of objects prints in address order: eager and the second eager run happen to
+    agree, the compiled run does not; the third eager run differs too, so the line is masked."""
+    runner = ScriptedRunner(eager=[printed("order a,b\n"), printed("order a,b\n"), printed("order b,a\n")],
+                            compiled=[printed("order b,a\n", Mode.COMPILED), printed("order b,a\n", Mode.COMPILED)])
+    result = Checker(runner).check(PROGRAM)
+    assert result.verdict is Verdict.PASS, result.reason
+    assert runner.asked.count(Mode.EAGER) == 3 and result.judgement.masked
+
+
+def test_a_printed_divergence_that_every_eager_run_repeats_stays_a_mismatch_after_the_third_run():
+    runner = ScriptedRunner(eager=[printed("total 3\n")] * 3,
+                            compiled=[printed("total 4\n", Mode.COMPILED), printed("total 4\n", Mode.COMPILED)])
+    result = Checker(runner).check(PROGRAM)
+    assert result.verdict is Verdict.MISMATCH and result.judgement.divergence.observation == "stdout"
+    assert runner.asked.count(Mode.EAGER) == 3
