@@ -86,10 +86,11 @@ class FileTally:
         return self.rows["pass", "PASS"] + self.rows["fail", "bug"]
 
 
-def pytest_results(path: Path) -> dict[TestId, str]:
-    """Every test case of the JUnit XML file (or folder of them) by id, with its outcome."""
+def pytest_results(path: Path) -> dict[TestId, tuple[str, str]]:
+    """Every test case of the JUnit XML file (or folder of them) by id, with its outcome and
+    the message of its failure (or skip)."""
     files = sorted(path.glob("*.xml")) if path.is_dir() else [path]
-    results: dict[TestId, str] = {}
+    results: dict[TestId, tuple[str, str]] = {}
     for xml_file in files:
         for case in ET.parse(xml_file).getroot().iter("testcase"):
             results[_junit_id(case.get("classname", ""), case.get("name", ""), xml_file)] = _junit_outcome(case)
@@ -107,13 +108,14 @@ def _junit_id(classname: str, name: str, xml_file: Path) -> TestId:
     return f"{parts[modules[-1]]}.py", ".".join(parts[modules[-1] + 1:]), name
 
 
-def _junit_outcome(case: ET.Element) -> str:
-    if case.find("failure") is not None or case.find("error") is not None:
-        return "fail"
+def _junit_outcome(case: ET.Element) -> tuple[str, str]:
+    failed = case.find("failure") if case.find("failure") is not None else case.find("error")
+    if failed is not None:
+        return "fail", failed.get("message", "")
     skipped = case.find("skipped")
     if skipped is not None:
-        return "xfail" if skipped.get("type") == "pytest.xfail" else "skip"
-    return "pass"
+        return ("xfail" if skipped.get("type") == "pytest.xfail" else "skip"), skipped.get("message", "")
+    return "pass", ""
 
 
 def harvest_results(report: dict) -> tuple[dict[TestId, Ours], list[str]]:
@@ -149,9 +151,9 @@ def _origin_id(origin: str) -> TestId | None:
     return Path(path).name, ".".join(parts[:-1]), parts[-1]
 
 
-def tally(pytest: dict[TestId, str], ours: dict[TestId, Ours]) -> dict[str, FileTally]:
+def tally(pytest: dict[TestId, tuple[str, str]], ours: dict[TestId, Ours]) -> dict[str, FileTally]:
     by_file: dict[str, FileTally] = defaultdict(FileTally)
-    for test_id, outcome in sorted(pytest.items()):
+    for test_id, (outcome, message) in sorted(pytest.items()):
         file_tally = by_file[test_id[0]]
         mine = ours.get(test_id, Ours("unmatched"))
         file_tally.rows[outcome, mine.column] += 1
@@ -159,7 +161,8 @@ def tally(pytest: dict[TestId, str], ours: dict[TestId, Ours]) -> dict[str, File
         if outcome in ("pass", "fail") and mine.judged and (outcome == "pass") != (mine.kind == "PASS"):
             what = "false alarm" if outcome == "pass" else "miss"
             file_tally.disagreements.append(f"{what}: {'::'.join(p for p in test_id[1:] if p)}: pytest {outcome}, "
-                                            f"ours {mine.kind}: {_short(mine.reason)}")
+                                            f"ours {mine.kind}: {_short(mine.reason)}"
+                                            + (f"\n      pytest: {_short(message, 160)}" if message else ""))
     for test_id in sorted(set(ours) - set(pytest)):
         by_file[test_id[0]].rows["(not in pytest)", ours[test_id].column] += 1
     return dict(by_file)
