@@ -81,6 +81,7 @@ class Recompile:
     reason: str  # the failing guard: "L['x'].size()[0] == 3"
     hint: str = ""  # Dynamo's own HINT for this guard, when it gives one
     limit: bool = False  # this compilation was refused: the code object hit the recompile limit
+    lowered: bool = False  # ... a limit the program had set below Dynamo's default: reaching it was its aim
 
 
 @dataclass(frozen=True, slots=True)

@@ -208,7 +208,8 @@ class Session:
             code=self._codes.get(_frame_id(metrics), _code_key(metrics)),
             reason=recompile_reason(metrics.recompile_reason),
             hint=" ".join(hint.group(1).split())[:300] if hint else "",
-            limit=metrics.fail_type is not None and "recompile limit" in (metrics.fail_reason or ""),
+            limit=(limit := metrics.fail_type is not None and "recompile limit" in (metrics.fail_reason or "")),
+            lowered=limit and _recompile_limit_lowered(),
         )
 
     def globals_view(self) -> dict[str, Any]:
@@ -269,6 +270,15 @@ class Recorder:
 
     def __delattr__(self, name: str) -> None:
         delattr(self.__dict__["_target"], name)
+
+
+def _recompile_limit_lowered() -> bool:
+    """Whether Dynamo's recompile limit is now below its default (`cache_size_limit` is its
+    alias): a program that lowers it, as PyTorch's tests of the limit do, means to reach it."""
+    import torch._dynamo.config as config
+
+    entry = getattr(config, "_config", {}).get("recompile_limit")
+    return entry is not None and isinstance(entry.default, int) and config.recompile_limit < entry.default
 
 
 def recompile_reason(text: str) -> str:

@@ -112,3 +112,10 @@ def test_the_limit_is_counted_and_named_per_code_object():
     calls = _calls([f"s{i}" for i in range(10)], [None] + [VALUE, other] * 4 + [replace(other, limit=True)])
     found = storm(calls)
     assert found.reason.startswith("forward@m.py:30 hit Dynamo's recompile limit after 5 recompilations")
+
+
+def test_a_recompile_limit_the_program_lowered_itself_is_its_aim_not_a_finding():
+    lowered = replace(VALUE, limit=True, lowered=True, reason="L['n'] == 2")
+    assert storm(_calls([f"s{i}" for i in range(4)], [None, VALUE, lowered, lowered])) is None
+    default = replace(lowered, lowered=False)
+    assert storm(_calls([f"s{i}" for i in range(4)], [None, VALUE, lowered, default])).verdict is Verdict.SPECIALIZATION
