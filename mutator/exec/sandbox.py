@@ -74,12 +74,14 @@ _CGROUP_PREFIX = "mutator-worker-"
 
 
 def task_cgroup(limit: int, *, root: str = _CGROUP_ROOT, table: str = "/proc/self/cgroup") -> str | None:
-    """A pids cgroup for this worker's runs, at most `limit` tasks (processes and threads)
-    at once: the one process limit the kernel applies to root too (RLIMIT_NPROC exempts it),
-    so that a fork bomb in a run stays a hang, not a machine out of process ids. Made beside
-    this process's own pids cgroup (cgroup v1's pids hierarchy, or v2 where the controller is
-    delegated); None where it cannot be (not root, no pids controller, read-only). Each run's
-    child joins it (`join_task_cgroup`); cgroups of workers that died are removed here."""
+    """Move this worker into a pids cgroup of its own that holds at most `limit` tasks
+    (processes and threads) beyond the worker's: the one process limit the kernel applies to
+    root too (RLIMIT_NPROC exempts it), so that a fork bomb in a run stays a hang, not a
+    machine out of process ids. Each run's child is in it from its fork (joining at each run
+    would pay a cgroup migration per run). Made beside this process's own pids cgroup
+    (cgroup v1's pids hierarchy, or v2 where the controller is delegated); None where it
+    cannot be (not root, no pids controller, read-only). Cgroups of workers that died are
+    removed here."""
     parent = own_pids_cgroup(root, table=table)
     if parent is None:
         return None
@@ -92,7 +94,8 @@ def task_cgroup(limit: int, *, root: str = _CGROUP_ROOT, table: str = "/proc/sel
     try:
         os.makedirs(path, exist_ok=True)
         with open(os.path.join(path, "pids.max"), "w") as f:
-            f.write(str(limit))
+            f.write(str(limit + len(os.listdir("/proc/self/task"))))
+        _move_into(path)
     except OSError:
         try:
             os.rmdir(path)
@@ -102,24 +105,20 @@ def task_cgroup(limit: int, *, root: str = _CGROUP_ROOT, table: str = "/proc/sel
     return path
 
 
-def join_task_cgroup(path: str | None) -> None:
-    """Move this process (a run's child, before it runs the program) into `path`."""
-    if path is None:
-        return
-    try:
-        with open(os.path.join(path, "cgroup.procs"), "w") as f:
-            f.write(str(os.getpid()))
-    except OSError:
-        pass  # removed under us: the rlimits still hold
-
-
 def remove_task_cgroup(path: str | None) -> None:
-    """The worker's cgroup, once its runs are over (a cgroup with tasks in it cannot go)."""
+    """The worker's cgroup, once its runs are over: the worker moves back beside it first
+    (a cgroup with tasks in it cannot go)."""
     if path is not None:
         try:
+            _move_into(os.path.dirname(path))
             os.rmdir(path)
         except OSError:
             pass
+
+
+def _move_into(cgroup: str) -> None:
+    with open(os.path.join(cgroup, "cgroup.procs"), "w") as f:
+        f.write(str(os.getpid()))
 
 
 def own_pids_cgroup(root: str = _CGROUP_ROOT, *, table: str = "/proc/self/cgroup") -> str | None:

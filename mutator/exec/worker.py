@@ -45,7 +45,7 @@ _oracle = None
 _coverage: tuple[str, WorkerCoverage] = ("", WorkerCoverage())  # what it told which coverage map
 _readable: tuple[str, ...] = ()  # where a confined run may read (made in warm_up, before the heap freezes)
 _layer = ""  # the best confinement this machine offers (see _offered)
-_tasks_cgroup: str | None = None  # the pids cgroup of this worker's runs, where one can be made (warm_up)
+_tasks_cgroup: str | None = None  # the pids cgroup this worker and its runs are in, where one can be made (warm_up)
 WORKER_CONTEXTS = 256  # parsed programs a worker keeps for the mutants it builds (about 0.3 MB each)
 
 
@@ -210,7 +210,6 @@ def _child(job: Job, write_end: int, scratch: str, private_fds: tuple[int, ...])
         os.chdir(work)
         tempfile.tempdir = work
         sandbox.scrub_os_environ()
-        sandbox.join_task_cgroup(_tasks_cgroup)  # before confinement, which forbids writing there
         os.environ.update(HOME=work, TMPDIR=work, TORCHINDUCTOR_CACHE_DIR=os.path.join(work, "inductor"))
         _own_caches(os.path.join(work, "inductor"))
         pipe = os.fdopen(write_end, "wb", buffering=0)

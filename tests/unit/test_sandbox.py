@@ -110,24 +110,24 @@ def test_the_audit_guard_lets_inductors_own_code_start_a_program():
 
 
 def test_a_worker_s_task_cgroup_is_made_beside_its_own_and_stale_ones_go(tmp_path):
-    """cgroup v1: the pids hierarchy's own path; the limit written, a dead worker's empty
-    cgroup removed, a live one's kept, and the cgroup removed again once its runs are over."""
+    """cgroup v1: the pids hierarchy's own path; the limit written (beyond the worker's own
+    tasks), the worker moved in, a dead worker's empty cgroup removed, a live one's kept, and
+    the cgroup removed again once the worker has moved back out."""
     table = tmp_path / "cgroup"
     table.write_text("9:name=systemd:/\n8:pids:/slice\n0::/\n")
     parent = tmp_path / "pids" / "slice"
     (parent / "mutator-worker-999999999").mkdir(parents=True)  # no such process
     (parent / f"mutator-worker-{os.getppid()}").mkdir()
+    mine = parent / f"mutator-worker-{os.getpid()}"
     path = sandbox.task_cgroup(77, root=str(tmp_path), table=str(table))
-    assert path == str(parent / f"mutator-worker-{os.getpid()}")
-    assert (parent / f"mutator-worker-{os.getpid()}" / "pids.max").read_text() == "77"
-    assert sorted(p.name for p in parent.iterdir()) == sorted([f"mutator-worker-{os.getppid()}",
-                                                              f"mutator-worker-{os.getpid()}"])
-    sandbox.join_task_cgroup(path)
-    assert (parent / f"mutator-worker-{os.getpid()}" / "cgroup.procs").read_text() == str(os.getpid())
-    (parent / f"mutator-worker-{os.getpid()}" / "cgroup.procs").unlink()  # a real cgroup's files go with it
-    (parent / f"mutator-worker-{os.getpid()}" / "pids.max").unlink()
+    assert path == str(mine)
+    assert int((mine / "pids.max").read_text()) == 77 + len(os.listdir("/proc/self/task"))
+    assert (mine / "cgroup.procs").read_text() == str(os.getpid())
+    assert sorted(p.name for p in parent.iterdir()) == sorted([f"mutator-worker-{os.getppid()}", mine.name])
+    (mine / "cgroup.procs").unlink()  # a real cgroup's files go with it
+    (mine / "pids.max").unlink()
     sandbox.remove_task_cgroup(path)
-    assert not (parent / f"mutator-worker-{os.getpid()}").exists()
+    assert (parent / "cgroup.procs").read_text() == str(os.getpid()) and not mine.exists()
 
 
 def test_no_task_cgroup_where_pids_is_not_delegated(tmp_path):
