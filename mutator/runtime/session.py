@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
+import inspect
 import os
 import random
 import re
@@ -112,6 +113,7 @@ class Session:
         """torch._dynamo.optimize(backend, nopython=...) as a decorator, as old reproducers use it."""
         if _called_from_torch():  # torch.compile itself is built on optimize
             return real_optimize(*args, **kwargs)
+        _take_arguments_as("_optimize", args, kwargs)
         backend = args[0] if args else kwargs.get("backend", "inductor")
         options = dict(backend=backend, fullgraph=kwargs.get("nopython", False), dynamic=kwargs.get("dynamic"))
         return lambda target: self.compile(real_compile, target, **options)
@@ -122,6 +124,7 @@ class Session:
         test helpers do (`make_dynamo_test`, `standard_test`, through torch._dynamo.testing)."""
         if _called_from_torch():
             return real_assert(*args, **kwargs)
+        _take_arguments_as("_optimize_assert", args, kwargs)
         backend = args[0] if args else kwargs.get("backend", "inductor")
         options = dict(backend=backend, fullgraph=True, dynamic=kwargs.get("dynamic"))
         return lambda target: self.compile(real_compile, target, **options)
@@ -287,6 +290,14 @@ def recompile_reason(text: str) -> str:
     if ": " in first and first.split(": ", 1)[0].replace("/", "").isdigit():
         first = first.split(": ", 1)[1]
     return " ".join(first.split("#", 1)[0].split())[:300]
+
+
+def _take_arguments_as(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    """Raise the TypeError torch._dynamo.eval_frame's `name` (after its rebuild_ctx) raises for
+    arguments it does not take: our stand-in must refuse what the real one refuses."""
+    real = getattr(torch._dynamo.eval_frame, name, None)
+    if real is not None:
+        inspect.signature(real).bind(None, *args, **kwargs)
 
 
 # torch's modules that compile on a program's behalf: nn.Module.compile, and the test helpers
