@@ -31,6 +31,7 @@ _COMPILER_WORDS = re.compile(  # assertExpectedInline: what expecttest compares 
     r"frame_count|op_count|graph_count|graph_break|graph break|unique_graphs|recompil|fullgraph|assertExpected|"
     r"Unsupported|counters\[|explain|compile_times|cache_size|frames\W+ok", re.IGNORECASE)
 _MAX_ITEMS = 16
+_COMPILE_STEP = ("torch/_dynamo/convert_frame.py",)  # a frame here: Dynamo is compiling, not running
 
 
 class ProgramSource:
@@ -85,7 +86,15 @@ def classify_check(exc: BaseException, program: ProgramSource | None, *, in_call
         return None
     if statement is not None and _about_compiler(statement, program, frame, exc):
         return COMPILER_CHECK
+    if isinstance(exc, AssertionError) and any(_compiling(f) for f, _ in frames):
+        # the program's code run by Dynamo while it compiles (a bytecode hook, a backend
+        # callable): what it checks is the compiler's output
+        return COMPILER_CHECK
     return CHECK
+
+
+def _compiling(frame: types.FrameType) -> bool:
+    return frame.f_code.co_filename.replace("\\", "/").endswith(_COMPILE_STEP)
 
 
 class CompilerPrints:
