@@ -129,7 +129,8 @@ class Oracle:
                 continue
             mode = context.mode(c)
             if eager_stop is not None and e.exception is None and c.exception is not None \
-                    and c.exception.involves(UNSUPPORTED) and mode.errors:
+                    and c.exception.involves(UNSUPPORTED) and mode.errors \
+                    and compiled.observation.uncaught_call != c.index:  # caught: the refusal it checks for
                 if not refusals:  # what the refused call would have printed eagerly has no counterpart
                     eager, compiled = _printed_before(eager, e.stdout_at), _printed_before(compiled, c.stdout_at)
                 refusals.append(f"call {c.index + 1}: Unsupported under {mode.why}")

@@ -190,6 +190,17 @@ def test_the_refusal_a_script_checks_for_is_not_a_finding():
     assert judgement.verdict is Verdict.PASS and "expects Dynamo to refuse" in judgement.reason
 
 
+def test_a_refusal_that_ends_the_compiled_run_is_a_fullgraph_break_not_the_missing_calls_after_it():
+    """The eager run stops later at a check of its own; the compiled run dies of Dynamo's
+    refusal in its first call, uncaught: the program never expected it."""
+    refused = exc(UNSUPPORTED, gb_type="Failed to trace builtin operator")
+    eager = run(calls=[call(result=1), call(1, result=1)], **_stopped(11, "expected frame count"))
+    compiled = with_fullgraph(compiled_run(calls=[call(exception=refused)], outcome=Outcome.RAISED,
+                                           uncaught=refused, uncaught_call=0))
+    judgement = oracle.judge(eager, compiled)
+    assert judgement.verdict is Verdict.FULLGRAPH_BREAK, judgement.reason
+
+
 def test_an_error_that_fullgraph_turns_into_the_unsupported_a_test_expects_passes():
     eager = run(outcome=Outcome.RAISED, calls=[call(exception=exc("TypeError"))], uncaught=exc("TypeError"),
                 uncaught_call=0)
