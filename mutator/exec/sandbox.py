@@ -129,7 +129,8 @@ def own_pids_cgroup(root: str = _CGROUP_ROOT, *, table: str = "/proc/self/cgroup
     except OSError:
         return None
     for line in lines:
-        _, controllers, path = line.split(":", 2)
+        _, _, rest = line.partition(":")
+        controllers, _, path = rest.partition(":")
         if "pids" in controllers.split(","):  # cgroup v1
             return os.path.join(root, "pids", path.lstrip("/"))
     for line in lines:
