@@ -381,8 +381,6 @@ class Checker:
         return first
 
 
-# where a value the program derived from compiler state shows, beside calls' results and arguments
-_DERIVABLE = frozenset({"globals", "stdout", "returned", "state"})
 _MAX_DERIVED = 4096
 
 
@@ -401,8 +399,9 @@ def derived_paths(first: ExecResult, perturbed: ExecResult) -> frozenset[str]:
     stopped = "eager" if first_stop is not None else "compiled" if perturbed_stop is not None else None
     divergences = compare_observations(first.observation, perturbed.observation, names=("first eager run", "perturbed"),
                                        limit=_MAX_DERIVED, stopped=stopped)
-    if len(divergences) >= _MAX_DERIVED or any(d.observation not in _DERIVABLE or d.where == "stdout"
-                                               for d in divergences):
+    # a derived value shows where run-specific ones may (globals, printed lines, state), never in
+    # a call's result, arguments or exception
+    if len(divergences) >= _MAX_DERIVED or any(not Oracle.maskable(d) or d.where == "stdout" for d in divergences):
         return frozenset()
     return frozenset(d.where for d in divergences)
 
