@@ -113,10 +113,7 @@ class Session:
         """torch._dynamo.optimize(backend, nopython=...) as a decorator, as old reproducers use it."""
         if _called_from_torch():  # torch.compile itself is built on optimize
             return real_optimize(*args, **kwargs)
-        _take_arguments_as("_optimize", args, kwargs)
-        backend = args[0] if args else kwargs.get("backend", "inductor")
-        options = dict(backend=backend, fullgraph=kwargs.get("nopython", False), dynamic=kwargs.get("dynamic"))
-        return lambda target: self.compile(real_compile, target, **options)
+        return self._decorator(real_compile, "_optimize", args, kwargs, fullgraph=kwargs.get("nopython", False))
 
     def optimize_assert(self, real_compile: Callable[..., Any], real_assert: Callable[..., Any], *args: Any,
                         **kwargs: Any) -> Any:
@@ -124,9 +121,15 @@ class Session:
         test helpers do (`make_dynamo_test`, `standard_test`, through torch._dynamo.testing)."""
         if _called_from_torch():
             return real_assert(*args, **kwargs)
-        _take_arguments_as("_optimize_assert", args, kwargs)
+        return self._decorator(real_compile, "_optimize_assert", args, kwargs, fullgraph=True)
+
+    def _decorator(self, real_compile: Callable[..., Any], real_name: str, args: tuple[Any, ...],
+                   kwargs: dict[str, Any], *, fullgraph: bool) -> Callable[[Any], Any]:
+        """What optimize(...) or optimize_assert(...) returns: a decorator compiling like
+        torch.compile, after refusing what eval_frame's `real_name` refuses."""
+        _take_arguments_as(real_name, args, kwargs)
         backend = args[0] if args else kwargs.get("backend", "inductor")
-        options = dict(backend=backend, fullgraph=True, dynamic=kwargs.get("dynamic"))
+        options = dict(backend=backend, fullgraph=fullgraph, dynamic=kwargs.get("dynamic"))
         return lambda target: self.compile(real_compile, target, **options)
 
     def _options(self, kwargs: dict[str, Any]) -> dict[str, Any]:
