@@ -14,6 +14,7 @@ cores shared with anything else halve what it measures.
 from __future__ import annotations
 
 import argparse
+import importlib
 import io
 import statistics
 import subprocess
@@ -29,18 +30,29 @@ sys.path.insert(0, str(ROOT))
 from mutator.findings import Finding  # noqa: E402
 from mutator import storage  # noqa: E402
 from mutator.exec.pool import WorkerPool  # noqa: E402
-from mutator.program import load_program  # noqa: E402
-from mutator.reduce.reducer import NotReproduced, Reducer, admissible  # noqa: E402
+from mutator.program import Program, load_program  # noqa: E402
+from mutator.reduce.problem import PassStats  # noqa: E402
+from mutator.reduce.reducer import NotReproduced, Reducer, Target, admissible  # noqa: E402
 
 
 def pysource_minimize():  # type: ignore[no-untyped-def]
-    sys.path.insert(0, str(DEPS))
+    """The module, from bench/.deps, installed there first when it is not yet."""
     try:
-        import pysource_minimize as module
+        return _import_from_deps()
     except ImportError:
         subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--target", str(DEPS),
                         "pysource-minimize==0.11.0"], check=True)
-        import pysource_minimize as module
+        return _import_from_deps()
+
+
+def _import_from_deps():  # type: ignore[no-untyped-def]
+    # A path that did not exist when first searched is remembered as holding nothing
+    # (sys.path_importer_cache maps it to None): forget that, and the finders' listings.
+    sys.path_importer_cache.pop(str(DEPS), None)
+    importlib.invalidate_caches()
+    if str(DEPS) not in sys.path:
+        sys.path.insert(0, str(DEPS))
+    import pysource_minimize as module
     return module
 
 
@@ -60,10 +72,13 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=None, help="at most this many findings")
     parser.add_argument("--time-limit", type=float, default=600.0, help="seconds per reducer and finding")
     parser.add_argument("--keep", type=Path, default=None, help="write both reduced programs of each finding here")
+    parser.add_argument("--only-ours", action="store_true", help="skip pysource-minimize (no ratios)")
     args = parser.parse_args()
-    minimize = pysource_minimize().minimize
+    minimize = None if args.only_ours else pysource_minimize().minimize
     dirs = [d for d in args.findings if (d / "finding.json").exists()][: args.limit]
     rows = []
+    passes: dict[str, PassStats] = {}
+    overhead = 0.0  # ours outside the passes: the precondition and the final confirmation
     with WorkerPool(workers=args.jobs) as pool:
         pool.wait_ready()
         reducer = Reducer(pool, workers=pool.size)
@@ -78,38 +93,64 @@ def main() -> None:
             started = time.monotonic()
             ours = reducer.reduce(program, expect=finding.signature, time_limit=args.time_limit)
             ours_seconds = time.monotonic() - started
-            checks = [0]
-
-            def checker(source: str) -> bool:
-                checks[0] += 1
-                return admissible(source, program) and reducer.interesting([source], target)[0]
-
-            started = time.monotonic()
-            theirs = minimize(program.source, checker)
-            theirs_seconds = time.monotonic() - started
+            for name, stats in ours.stats.passes.items():
+                total = passes.setdefault(name, PassStats())
+                total.tried, total.kept = total.tried + stats.tried, total.kept + stats.kept
+                total.seconds += stats.seconds
+            overhead += ours_seconds - sum(stats.seconds for stats in ours.stats.passes.values())
             row = dict(name=directory.name[:44], before=lines(program.source),
-                       ours=(lines(ours.reduced.source), tokens(ours.reduced.source), ours_seconds, ours.stats.checks),
-                       theirs=(lines(theirs), tokens(theirs), theirs_seconds, checks[0]))
+                       ours=(lines(ours.reduced.source), tokens(ours.reduced.source), ours_seconds, ours.stats.checks))
+            line = f"{row['name']:44} {row['before']:4} lines | ours {_side(row['ours'])}"
+            if minimize is not None:
+                theirs, row["theirs"] = _theirs(minimize, reducer, program, target)
+                line += f" | pysource-minimize {_side(row['theirs'])}"
             rows.append(row)
-            print(f"{row['name']:44} {row['before']:4} lines | ours {row['ours'][0]:3} lines {row['ours'][1]:4} tokens "
-                  f"{row['ours'][2]:6.1f} s {row['ours'][3]:4} checks | pysource-minimize {row['theirs'][0]:3} lines "
-                  f"{row['theirs'][1]:4} tokens {row['theirs'][2]:6.1f} s {row['theirs'][3]:4} checks", flush=True)
+            print(line, flush=True)
             if args.keep:
                 (args.keep / directory.name).mkdir(parents=True, exist_ok=True)
                 (args.keep / directory.name / "ours.py").write_text(ours.reduced.source)
-                (args.keep / directory.name / "pysource_minimize.py").write_text(theirs)
-    if not rows:
-        return
-    med = {side: [statistics.median(r[side][i] for r in rows) for i in range(4)] for side in ("ours", "theirs")}
-    print(f"\n{len(rows)} findings, {pool.size} workers; medians:")
-    print(f"  ours:              {med['ours'][0]:.0f} lines, {med['ours'][1]:.0f} tokens, {med['ours'][2]:.1f} s, "
-          f"{med['ours'][3]:.0f} checks")
-    print(f"  pysource-minimize: {med['theirs'][0]:.0f} lines, {med['theirs'][1]:.0f} tokens, {med['theirs'][2]:.1f} s, "
-          f"{med['theirs'][3]:.0f} checks")
-    ratio = statistics.median(r["ours"][2] / max(r["theirs"][2], 1e-6) for r in rows)
-    tokens_ratio = statistics.median(r["ours"][1] / max(r["theirs"][1], 1) for r in rows)
-    print(f"  time ours / theirs (median per finding): {ratio:.2f}  (goal <= 0.2)")
-    print(f"  tokens ours / theirs (median per finding): {tokens_ratio:.2f}  (goal <= 1.0)")
+                if minimize is not None:
+                    (args.keep / directory.name / "pysource_minimize.py").write_text(theirs)
+    if rows:
+        _summary(rows, pool.size, passes, overhead)
+
+
+def _theirs(minimize, reducer: Reducer, program: Program, target: Target):  # type: ignore[no-untyped-def]
+    """pysource-minimize on the program with our predicate, one candidate at a time (it
+    asks for one verdict before it proposes the next)."""
+    checks = [0]
+
+    def checker(source: str) -> bool:
+        checks[0] += 1
+        return admissible(source, program) and reducer.interesting([source], target)[0]
+
+    started = time.monotonic()
+    theirs = minimize(program.source, checker)
+    return theirs, (lines(theirs), tokens(theirs), time.monotonic() - started, checks[0])
+
+
+def _side(side: tuple[int, int, float, int]) -> str:
+    return f"{side[0]:3} lines {side[1]:4} tokens {side[2]:6.1f} s {side[3]:4} checks"
+
+
+def _summary(rows: list[dict], workers: int, passes: dict[str, PassStats], overhead: float) -> None:  # type: ignore[type-arg]
+    sides = [side for side in ("ours", "theirs") if side in rows[0]]
+    med = {side: [statistics.median(r[side][i] for r in rows) for i in range(4)] for side in sides}
+    print(f"\n{len(rows)} findings, {workers} workers; medians:")
+    for side, label in (("ours", "ours:             "), ("theirs", "pysource-minimize:")):
+        if side in med:
+            print(f"  {label} {med[side][0]:.0f} lines, {med[side][1]:.0f} tokens, {med[side][2]:.1f} s, "
+                  f"{med[side][3]:.0f} checks")
+    if "theirs" in med:
+        ratio = statistics.median(r["ours"][2] / max(r["theirs"][2], 1e-6) for r in rows)
+        tokens_ratio = statistics.median(r["ours"][1] / max(r["theirs"][1], 1) for r in rows)
+        print(f"  time ours / theirs (median per finding): {ratio:.2f}  (goal <= 0.2)")
+        print(f"  tokens ours / theirs (median per finding): {tokens_ratio:.2f}  (goal <= 1.0)")
+    print(f"\nours per pass, summed over the findings (tried: candidates checked; cache hits not counted):")
+    print(f"  {'pass':56} {'tried':>6} {'kept':>5} {'seconds':>8}")
+    for name, stats in sorted(passes.items(), key=lambda item: -item[1].seconds):
+        print(f"  {name[:56]:56} {stats.tried:6} {stats.kept:5} {stats.seconds:8.1f}")
+    print(f"  {'(precondition and final confirmation)':56} {'':6} {'':5} {overhead:8.1f}")
 
 
 if __name__ == "__main__":
