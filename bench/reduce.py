@@ -5,8 +5,10 @@
 For each finding directory: the precondition once (the finding reproduces), then our
 reducer and pysource-minimize on its smallest.py, each with the same predicate (the same
 signature, with the eager and compiled runs ending as the original's, through the same
-pool). Prints lines, tokens and seconds per finding and the medians; the goal is ours as
-small or smaller (median) in at most a fifth of the time. pysource-minimize is installed
+pool). Both start from that one precondition; ours' time includes its final confirmation.
+Prints lines, tokens and seconds per finding and the medians (the goal is ours as small
+or smaller, median, in at most a fifth of the time), ours per pass (candidates tried,
+kept, seconds) and both reducers' candidate runs per mode. pysource-minimize is installed
 into bench/.deps (not into the package's environment) on first use. Run it alone: two
 cores shared with anything else halve what it measures.
 """
@@ -14,6 +16,7 @@ cores shared with anything else halve what it measures.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import importlib
 import io
 import statistics
@@ -32,7 +35,7 @@ from mutator import storage  # noqa: E402
 from mutator.exec.pool import WorkerPool  # noqa: E402
 from mutator.program import Program, load_program  # noqa: E402
 from mutator.reduce.problem import PassStats  # noqa: E402
-from mutator.reduce.reducer import NotReproduced, Reducer, Target, admissible  # noqa: E402
+from mutator.reduce.reducer import CandidateRuns, NotReproduced, Reducer, Target, admissible  # noqa: E402
 
 
 def pysource_minimize():  # type: ignore[no-untyped-def]
@@ -78,7 +81,8 @@ def main() -> None:
     dirs = [d for d in args.findings if (d / "finding.json").exists()][: args.limit]
     rows = []
     passes: dict[str, PassStats] = {}
-    overhead = 0.0  # ours outside the passes: the precondition and the final confirmation
+    overhead = 0.0  # ours outside the passes: the final confirmation
+    runs = {"ours": CandidateRuns(), "theirs": CandidateRuns()}  # their candidates' runs, summed
     with WorkerPool(workers=args.jobs) as pool:
         pool.wait_ready()
         reducer = Reducer(pool, workers=pool.size)
@@ -90,9 +94,11 @@ def main() -> None:
             except NotReproduced as exc:
                 print(f"skip {directory.name}: {exc}", flush=True)
                 continue
-            started = time.monotonic()
-            ours = reducer.reduce(program, expect=finding.signature, time_limit=args.time_limit)
+            started, runs_before = time.monotonic(), dataclasses.replace(reducer.runs)
+            # the precondition just checked is both reducers' start; our final confirmation is counted
+            ours = reducer.reduce(program, expect=finding.signature, time_limit=args.time_limit, target=target)
             ours_seconds = time.monotonic() - started
+            _add_runs(runs["ours"], runs_before, reducer.runs)
             for name, stats in ours.stats.passes.items():
                 total = passes.setdefault(name, PassStats())
                 total.tried, total.kept = total.tried + stats.tried, total.kept + stats.kept
@@ -102,7 +108,9 @@ def main() -> None:
                        ours=(lines(ours.reduced.source), tokens(ours.reduced.source), ours_seconds, ours.stats.checks))
             line = f"{row['name']:44} {row['before']:4} lines | ours {_side(row['ours'])}"
             if minimize is not None:
+                runs_before = dataclasses.replace(reducer.runs)
                 theirs, row["theirs"] = _theirs(minimize, reducer, program, target)
+                _add_runs(runs["theirs"], runs_before, reducer.runs)
                 line += f" | pysource-minimize {_side(row['theirs'])}"
             rows.append(row)
             print(line, flush=True)
@@ -112,7 +120,12 @@ def main() -> None:
                 if minimize is not None:
                     (args.keep / directory.name / "pysource_minimize.py").write_text(theirs)
     if rows:
-        _summary(rows, pool.size, passes, overhead)
+        _summary(rows, pool.size, passes, overhead, runs)
+
+
+def _add_runs(total: CandidateRuns, before: CandidateRuns, after: CandidateRuns) -> None:
+    for name in ("eager", "compiled", "eager_seconds", "compiled_seconds", "eager_rejected", "compiled_rejected"):
+        setattr(total, name, getattr(total, name) + getattr(after, name) - getattr(before, name))
 
 
 def _theirs(minimize, reducer: Reducer, program: Program, target: Target):  # type: ignore[no-untyped-def]
@@ -133,7 +146,8 @@ def _side(side: tuple[int, int, float, int]) -> str:
     return f"{side[0]:3} lines {side[1]:4} tokens {side[2]:6.1f} s {side[3]:4} checks"
 
 
-def _summary(rows: list[dict], workers: int, passes: dict[str, PassStats], overhead: float) -> None:  # type: ignore[type-arg]
+def _summary(rows: list[dict], workers: int, passes: dict[str, PassStats], overhead: float,  # type: ignore[type-arg]
+             runs: dict[str, CandidateRuns]) -> None:
     sides = [side for side in ("ours", "theirs") if side in rows[0]]
     med = {side: [statistics.median(r[side][i] for r in rows) for i in range(4)] for side in sides}
     print(f"\n{len(rows)} findings, {workers} workers; medians:")
@@ -150,7 +164,12 @@ def _summary(rows: list[dict], workers: int, passes: dict[str, PassStats], overh
     print(f"  {'pass':56} {'tried':>6} {'kept':>5} {'seconds':>8}")
     for name, stats in sorted(passes.items(), key=lambda item: -item[1].seconds):
         print(f"  {name[:56]:56} {stats.tried:6} {stats.kept:5} {stats.seconds:8.1f}")
-    print(f"  {'(precondition and final confirmation)':56} {'':6} {'':5} {overhead:8.1f}")
+    print(f"  {'(outside the passes: the final confirmation)':56} {'':6} {'':5} {overhead:8.1f}")
+    print("\ncandidates' runs, summed over the findings (seconds of the runs, over all workers):")
+    for side in sides:
+        r = runs[side]
+        print(f"  {side:7} eager {r.eager:5} runs {r.eager_seconds:7.1f} s ({r.eager_rejected} ended otherwise) | "
+              f"compiled {r.compiled:5} runs {r.compiled_seconds:7.1f} s ({r.compiled_rejected} ended otherwise)")
 
 
 if __name__ == "__main__":

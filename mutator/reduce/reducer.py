@@ -61,6 +61,7 @@ class Reducer:
         self._oracle = oracle or Oracle()
         self._checker = Checker(runner, self._oracle, config=config)
         self._clock = clock
+        self.runs = CandidateRuns()
 
     def target(self, program: Program, *, expect: Signature | None = None) -> Target:
         """The precondition: the program's confirmed finding, which reductions must keep;
@@ -86,10 +87,12 @@ class Reducer:
 
     def reduce(self, program: Program, *, expect: Signature | None = None, time_limit: float | None = None,
                on_progress: Callable[[str, str], None] = lambda source, pass_name: None,
-               stop: Callable[[], bool] = lambda: False) -> Reduction:
-        """The reduced program; raises NotReproduced when the precondition fails."""
+               stop: Callable[[], bool] = lambda: False, target: Target | None = None) -> Reduction:
+        """The reduced program; raises NotReproduced when the precondition fails.
+        `target`: the precondition's result when the caller has checked it already."""
         started = self._clock()
-        target = self.target(program, expect=expect)
+        if target is None or target.program.source != program.source:
+            target = self.target(program, expect=expect)
         problem = ReductionProblem(
             program.source, lambda sources: self.interesting(sources, target),
             admissible=lambda source: admissible(source, program), batch=self._workers,
@@ -118,16 +121,40 @@ class Reducer:
         eager_futures = [self._runner.submit(p, Mode.EAGER, config) for p in programs]
         eager_runs = [future.result() for future in eager_futures]
         alive = [i for i, run in enumerate(eager_runs) if ends(run) == target.eager_ends]
+        for run in eager_runs:
+            self.runs.count(run, rejected=ends(run) != target.eager_ends)
         compiled_futures = {i: self._runner.submit(programs[i], Mode.COMPILED, config) for i in alive}
         verdicts = [False] * len(programs)
         for i, future in compiled_futures.items():
             compiled = future.result()
+            self.runs.count(compiled, rejected=ends(compiled) != target.compiled_ends)
             if ends(compiled) != target.compiled_ends:
                 continue
             judgement = self._oracle.judge(eager_runs[i], compiled, mask=target.mask, program=programs[i])
             result = CheckResult(programs[i], judgement, (eager_runs[i], compiled))
             verdicts[i] = judgement.verdict.is_finding and Signature.of(result) == target.signature
         return verdicts
+
+
+@dataclass
+class CandidateRuns:
+    """Where the candidates' checks went, per mode: runs, their seconds (summed over the
+    workers), and how many ended otherwise than the original's run (rejected there)."""
+
+    eager: int = 0
+    compiled: int = 0
+    eager_seconds: float = 0.0
+    compiled_seconds: float = 0.0
+    eager_rejected: int = 0
+    compiled_rejected: int = 0
+
+    def count(self, run: ExecResult, *, rejected: bool) -> None:
+        if run.mode is Mode.EAGER:
+            self.eager, self.eager_seconds = self.eager + 1, self.eager_seconds + run.seconds
+            self.eager_rejected += rejected
+        else:
+            self.compiled, self.compiled_seconds = self.compiled + 1, self.compiled_seconds + run.seconds
+            self.compiled_rejected += rejected
 
 
 @dataclass(frozen=True, slots=True)

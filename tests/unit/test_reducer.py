@@ -191,3 +191,17 @@ def test_a_pass_that_fails_ends_without_ending_the_reduction():
     problem = ReductionProblem("x = 300\n", lambda sources: [True] * len(sources))
     assert problem.run([NamedPass("broken", broken), NamedPass("shorter", shorter)]) == "x=1\n"
     assert problem.stats.pass_errors and "a bug of ours" in problem.stats.pass_errors[0]
+
+
+def test_a_target_already_checked_is_not_checked_again_and_the_candidates_runs_are_counted():
+    program = Program.from_source(NOISY, "noisy.py")
+    runner = SourceRunner()
+    reducer = Reducer(runner, workers=2)
+    target = reducer.target(program)
+    precondition = runner.runs
+    reduction = reducer.reduce(program, target=target)
+    assert reduction.confirmed
+    runs = reducer.runs
+    final_check = precondition  # the reduced program's full check runs as the precondition's did
+    assert runs.eager + runs.compiled == runner.runs - precondition - final_check
+    assert runs.compiled == runs.eager - runs.eager_rejected
