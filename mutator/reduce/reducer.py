@@ -72,7 +72,11 @@ class Reducer:
             raise NotReproduced(f"{program.name}: {first.verdict.name}, not a finding ({first.reason[:200]})")
         if expect is not None and signature != expect:
             raise NotReproduced(f"{program.name}: now {signature.describe()}, not {expect.describe()}")
-        return Target(program, first, signature, frozenset(first.judgement.masked), ends(first.eager),
+        return self.target_of(first, signature)
+
+    def target_of(self, first: CheckResult, signature: Signature) -> Target:
+        """The target of a program already checked the full way (`first`): no runs."""
+        return Target(first.program, first, signature, frozenset(first.judgement.masked), ends(first.eager),
                       ends(first.compiled), self._candidate_config(first, signature))
 
     def _candidate_config(self, first: CheckResult, signature: Signature) -> RunConfig | None:
