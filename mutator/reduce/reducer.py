@@ -10,6 +10,7 @@ the full way at the end, in fresh runs.
 from __future__ import annotations
 
 import ast
+import builtins
 import time
 from collections.abc import Callable
 from concurrent.futures import Future
@@ -97,9 +98,17 @@ class Reducer:
         started = self._clock()
         if target is None or target.program.source != program.source:
             target = self.target(program, expect=expect)
+        try:
+            unbound = unbound_names(parse_quietly(program.source))
+        except SyntaxError:
+            unbound = None
+
+        def worth_running(source: str) -> bool:
+            return admissible(source, program) and not orphans_a_name(source, unbound)
+
         problem = ReductionProblem(
             program.source, lambda sources: self.interesting(sources, target),
-            admissible=lambda source: admissible(source, program), batch=self._workers,
+            admissible=worth_running, batch=self._workers,
             deadline=started + time_limit if time_limit else None, clock=self._clock, on_progress=on_progress,
             stop=stop)
         problem.run()
@@ -198,6 +207,47 @@ def admissible(source: str, original: Program) -> bool:
     if candidate.form is not original.form:
         return False
     return candidate.form is not ProgramForm.HARNESS or _inputs_returns(tree)
+
+
+def orphans_a_name(source: str, unbound: set[str] | None) -> bool:
+    """Whether the candidate reads a name that the original bound and it binds nowhere (a
+    deleted definition still used): its eager run would end in a NameError, so it is
+    rejected without one. Scope-blind, so it never rejects what would run; `unbound`: the
+    original's own unbound names (None: it star-imports, anything may be bound)."""
+    if unbound is None:
+        return False
+    try:
+        names = unbound_names(parse_quietly(source))
+    except SyntaxError:
+        return False
+    return names is not None and bool(names - unbound - _BUILTINS)
+
+
+_BUILTINS = frozenset(dir(builtins))
+
+
+def unbound_names(tree: ast.Module) -> set[str] | None:
+    """Names the program reads and binds nowhere, in no scope; None when it star-imports."""
+    bound: set[str] = set()
+    read: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            (read if isinstance(node.ctx, ast.Load) else bound).add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+        elif isinstance(node, ast.alias):
+            if node.name == "*":
+                return None
+            bound.add(node.asname or node.name.split(".")[0])
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            bound.update(node.names)
+        elif isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and node.name:
+            bound.add(node.name)
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            bound.add(node.rest)
+    return read - bound
 
 
 def _inputs_returns(tree: ast.Module) -> bool:

@@ -1,5 +1,6 @@
 """The reduction problem and the reducer, against a scripted runner: no processes, no torch."""
 
+import ast
 import itertools
 import textwrap
 from concurrent.futures import Future
@@ -12,7 +13,7 @@ from mutator.observation import Mode, Outcome, RunConfig
 from mutator.program import Program, ProgramForm
 from mutator.reduce.passes import PASSES, NamedPass
 from mutator.reduce.problem import ReductionProblem, size_key, tidy, tree_digest
-from mutator.reduce.reducer import NotReproduced, Reducer
+from mutator.reduce.reducer import NotReproduced, Reducer, orphans_a_name, unbound_names
 
 from tests.helpers import call, compiled_run, exc, run, tensor
 
@@ -205,3 +206,31 @@ def test_a_target_already_checked_is_not_checked_again_and_the_candidates_runs_a
     final_check = precondition  # the reduced program's full check runs as the precondition's did
     assert runs.eager + runs.compiled == runner.runs - precondition - final_check
     assert runs.compiled == runs.eager - runs.eager_rejected
+
+
+def test_a_candidate_reading_a_name_it_no_longer_binds_is_rejected_without_a_run():
+    original = "import torch\nW = 2\ndef helper(a):\n    return a * W\nprint(helper(3), undefined_global)\n"
+    unbound = unbound_names(ast.parse(original))
+    assert unbound == {"undefined_global", "print"}
+    assert orphans_a_name(original.replace("W = 2\n", ""), unbound)
+    assert orphans_a_name(original.replace("import torch\n", "").replace("a * W", "torch.sin(a)"), unbound)
+    assert not orphans_a_name(original.replace("a * W", "a"), unbound)  # W unused, deleting it is fine
+    assert not orphans_a_name("def f(W):\n    return W\nprint(f(1))\n", unbound)  # bound somewhere: not judged
+    assert not orphans_a_name("len = 3\nprint(len)\n".replace("len = 3\n", ""), unbound_names(ast.parse("len = 3\n")))
+    assert unbound_names(ast.parse("from m import *\nx\n")) is None
+
+
+def test_candidates_that_orphan_a_name_cost_no_run():
+    source = NOISY.replace("def inputs():", "def unused_helper():\n    return helper(1, 2)\n\n\ndef inputs():")
+    submitted = []
+
+    class Recording(SourceRunner):
+        def submit(self, program, mode, config=None, *, avoid=None):
+            submitted.append(program.source)
+            return super().submit(program, mode, config)
+
+    reduction = Reducer(Recording(), workers=2).reduce(Program.from_source(source, "noisy.py"))
+    assert reduction.confirmed and "BUG(" in reduction.reduced.source and "helper" not in reduction.reduced.source
+    unbound = unbound_names(ast.parse(source))
+    assert not any(orphans_a_name(s, unbound) for s in submitted)
+    assert orphans_a_name(source.replace("def helper(a, b):\n    return a * b + math.pi\n", ""), unbound)
