@@ -129,6 +129,12 @@ class _NodeEditor(cst.CSTTransformer):
         self.target = target
         self.counts: list[int] = []
 
+    def visit_Import(self, node: cst.Import) -> bool:
+        return False  # `import a.b` holds an Attribute that must stay a dotted name
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
+        return False
+
     def on_leave(self, original: cst.CSTNode, updated: cst.CSTNode) -> cst.CSTNode:  # type: ignore[override]
         options = []
         if self.target is None or len(self.counts) <= self.target[0]:

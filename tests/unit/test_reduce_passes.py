@@ -165,6 +165,12 @@ def test_simpler_expressions_offer_parts_none_and_a_constant():
     assert "y = 1\n" in found
 
 
+def test_node_passes_leave_dotted_imports_alone_and_go_on_after_them():
+    found = candidates(node_pass(simpler_expressions), "import collections.abc\nfrom a.b import c\ny = f(x)\n")
+    assert "import collections.abc\nfrom a.b import c\ny = x\n" in found
+    assert all(c.startswith("import collections.abc\nfrom a.b import c\n") for c in found)
+
+
 def test_smaller_literals_shrink_sizes_floats_and_collections():
     found = candidates(node_pass(smaller_literals), "x = torch.randn(3, 4)\nitems = [a, b, c]\nt = (1.5, 2)\n")
     assert "x = torch.randn(1, 4)\nitems = [a, b, c]\nt = (1.5, 2)\n" in found
