@@ -82,6 +82,7 @@ def main() -> None:
     rows = []
     passes: dict[str, PassStats] = {}
     overhead = 0.0  # ours outside the passes: the final confirmation
+    checking = 0.0  # ours waiting for the predicate (the rest of the passes' time is proposing candidates)
     runs = {"ours": CandidateRuns(), "theirs": CandidateRuns()}  # their candidates' runs, summed
     with WorkerPool(workers=args.jobs) as pool:
         pool.wait_ready()
@@ -104,6 +105,7 @@ def main() -> None:
                 total.tried, total.kept = total.tried + stats.tried, total.kept + stats.kept
                 total.seconds += stats.seconds
             overhead += ours_seconds - sum(stats.seconds for stats in ours.stats.passes.values())
+            checking += ours.stats.checking_seconds
             row = dict(name=directory.name[:44], before=lines(program.source),
                        ours=(lines(ours.reduced.source), tokens(ours.reduced.source), ours_seconds, ours.stats.checks))
             line = f"{row['name']:44} {row['before']:4} lines | ours {_side(row['ours'])}"
@@ -120,7 +122,7 @@ def main() -> None:
                 if minimize is not None:
                     (args.keep / directory.name / "pysource_minimize.py").write_text(theirs)
     if rows:
-        _summary(rows, pool.size, passes, overhead, runs)
+        _summary(rows, pool.size, passes, overhead, checking, runs)
 
 
 def _add_runs(total: CandidateRuns, before: CandidateRuns, after: CandidateRuns) -> None:
@@ -147,7 +149,7 @@ def _side(side: tuple[int, int, float, int]) -> str:
 
 
 def _summary(rows: list[dict], workers: int, passes: dict[str, PassStats], overhead: float,  # type: ignore[type-arg]
-             runs: dict[str, CandidateRuns]) -> None:
+             checking: float, runs: dict[str, CandidateRuns]) -> None:
     sides = [side for side in ("ours", "theirs") if side in rows[0]]
     med = {side: [statistics.median(r[side][i] for r in rows) for i in range(4)] for side in sides}
     print(f"\n{len(rows)} findings, {workers} workers; medians:")
@@ -165,6 +167,9 @@ def _summary(rows: list[dict], workers: int, passes: dict[str, PassStats], overh
     for name, stats in sorted(passes.items(), key=lambda item: -item[1].seconds):
         print(f"  {name[:56]:56} {stats.tried:6} {stats.kept:5} {stats.seconds:8.1f}")
     print(f"  {'(outside the passes: the final confirmation)':56} {'':6} {'':5} {overhead:8.1f}")
+    total = sum(stats.seconds for stats in passes.values())
+    print(f"  of the passes' {total:.1f} s: {checking:.1f} s waiting for checks, {total - checking:.1f} s proposing "
+          f"candidates (building, filtering, hashing them)")
     print("\ncandidates' runs, summed over the findings (seconds of the runs, over all workers):")
     for side in sides:
         r = runs[side]

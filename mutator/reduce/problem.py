@@ -38,6 +38,7 @@ class PassStats:
 class ReductionStats:
     passes: dict[str, PassStats] = field(default_factory=dict)
     checks: int = 0
+    checking_seconds: float = 0.0  # waiting for the predicate; the rest of the passes' time is proposing
     cache_hits: int = 0
     rounds: int = 0
     timed_out: bool = False
@@ -156,7 +157,9 @@ class ReductionProblem:
                     break
             if not batch:
                 return None
+            asked = self._clock()
             verdicts = self._is_interesting([source for _, source, _ in batch])
+            self.stats.checking_seconds += self._clock() - asked
             stats.tried += len(batch)
             self.stats.checks += len(batch)
             for (position, source, digest), interesting in zip(batch, verdicts):
