@@ -20,7 +20,7 @@ from mutator.check import CheckResult, Runner
 from mutator.findings import Finding, FindingStore, Signature
 from mutator.observation import RunConfig
 from mutator.program import Program, ProgramError, load_program
-from mutator.reduce import ablation
+from mutator.reduce import ablation, matters
 from mutator.reduce.canonical import canonical_digest
 from mutator.reduce.reducer import NotReproduced, Reducer, Reduction
 from mutator.reduce.repro import Verification, make_repros, verify
@@ -36,6 +36,7 @@ class Outcome:
     repro: Verification | None = None
     repro_note: str = ""
     rows: list[ablation.AblationRow] = field(default_factory=list)
+    matters: matters.Matters | None = None
     error: str = ""
 
     def as_json(self) -> dict[str, Any]:
@@ -53,6 +54,8 @@ class Outcome:
                     repro_output=self.repro.output[-3000:] if self.repro else "",
                     ablation=[row.as_json() for row in self.rows],
                     label=ablation.label(self.rows) if self.rows else "")
+        if self.matters is not None:
+            data.update(matters=self.matters.as_json())
         return data
 
 
@@ -62,7 +65,8 @@ def is_finding_dir(path: Path) -> bool:
 
 class Targets:
     def __init__(self, runner: Runner, *, workers: int, config: RunConfig, torch_version: str,
-                 time_limit: float | None = None, ablate: bool = True) -> None:
+                 time_limit: float | None = None, ablate: bool = True,
+                 matters_budget: int = matters.DEFAULT_BUDGET) -> None:
         self._runner = runner
         self._workers = workers
         self._config = config
@@ -70,6 +74,7 @@ class Targets:
         self._time_limit = time_limit
         self._ablate = ablate
         self._reducer = Reducer(runner, workers=workers, config=config)
+        self._prober = matters.Prober(runner, budget=matters_budget) if matters_budget > 0 else None
 
     def reduce_path(self, path: Path, *, out: Path | None = None,
                     on_progress: Callable[[str, str], None] = lambda s, n: None) -> Outcome:
@@ -94,6 +99,7 @@ class Targets:
             target = target / f"{path.stem}.reduced.py"
         self._write_results(outcome, target, target.with_name(target.name.replace(".reduced.py", "") + ".repro.py")
                             if target.name.endswith(".reduced.py") else target.with_suffix(".repro.py"))
+        self._explain(outcome)
         return outcome
 
     def _finding(self, directory: Path, on_progress: Callable[[str, str], None]) -> Outcome:
@@ -121,7 +127,16 @@ class Targets:
         if not self._reduce(outcome, program, finding.signature, on_progress, stop):
             return outcome
         self._write_results(outcome, directory / "reduced.py", directory / "repro.py", charge=charge)
+        self._explain(outcome, stop)
         return outcome
+
+    def _explain(self, outcome: Outcome, stop: Callable[[], bool] = lambda: False) -> None:
+        """What matters in the confirmed reduced program (`matters`), within the budget."""
+        reduction = outcome.reduction
+        if self._prober is None or reduction is None or not reduction.confirmed or stop():
+            return
+        target = self._reducer.target_of(reduction.check, reduction.signature)
+        outcome.matters = self._prober.explain(target, original=reduction.original.source, stop=stop)
 
     def _reduce(self, outcome: Outcome, program: Program, expect: Signature | None,
                 on_progress: Callable[[str, str], None], stop: Callable[[], bool] = lambda: False) -> bool:
