@@ -17,6 +17,7 @@ from typing import Any
 
 from mutator.findings import SEVERITY, Finding, ablation_table
 from mutator.mutation.operator import family_of
+from mutator.reduce import matters
 from mutator.verdict import Verdict
 
 LABELS = ("oncall: pt2", "module: dynamo", "topic: fuzzer")
@@ -58,17 +59,21 @@ def difference(finding: Finding) -> str:
 
 
 def title(finding: Finding) -> str:
+    """What differed and, once "what matters" has run, what in the program it needs: "with
+    a `set` subclass and a graph break"."""
     signature = finding.signature
     reason = difference(finding)
+    needs = matters.headline(finding.reduction.get("matters", {}))
+    with_ = f" with {needs}" if needs else ""
     if signature.verdict is Verdict.MISMATCH:
-        return f"[dynamo] torch.compile(backend=\"eager\") differs from eager: {reason[:100]}"
+        return f"[dynamo] torch.compile(backend=\"eager\") differs from eager{with_}: {reason[:100]}"
     if signature.verdict is Verdict.CRASH:
         where = f" in {signature.location}" if signature.location else ""
         message = reason.split("raised", 1)[-1].strip() if "raised" in reason else reason
-        return f"[dynamo] {signature.exception or 'crash'}{where} under torch.compile: {message[:90]}"
+        return f"[dynamo] {signature.exception or 'crash'}{where} under torch.compile{with_}: {message[:90]}"
     if signature.verdict is Verdict.FULLGRAPH_BREAK:
-        return f"[dynamo] graph break under fullgraph=True: {signature.location or signature.exception}"
-    return f"[dynamo] {signature.kind.lower().replace('_', ' ')}: {reason[:100]}"
+        return f"[dynamo] graph break under fullgraph=True{with_}: {signature.location or signature.exception}"
+    return f"[dynamo] {signature.kind.lower().replace('_', ' ')}{with_}: {reason[:100]}"
 
 
 def found_by(finding: Finding) -> str:
@@ -107,6 +112,7 @@ def report_markdown(finding: Finding, *, repro_source: str | None, versions: dic
         lines += ["Observed (the reproducer's output on this machine):", "", "```", output.strip()[-2500:], "```", ""]
     lines += [f"Expected: the compiled program behaves as eager does (with the lines above, `compiled:` equal to "
               "`eager:`, and no exception that eager does not raise).", ""]
+    lines += matters.markdown(reduction.get("matters", {}))
     if reduction.get("ablation"):
         lines += [f"Ablation (**{reduction.get('label', '')}**):", "", ablation_table(reduction["ablation"]), ""]
     lines += ["### Versions", "", "```"]
