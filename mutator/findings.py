@@ -45,6 +45,7 @@ class Signature:
     exception: str = ""  # exception type (or signal) behind a crash
     location: str = ""  # gb_type, innermost torch/_dynamo frame (file:function), or a guard's shape
     observation: str = ""  # for mismatches: which observation diverged, and how
+    part: str = ""  # a bug split off a finding whose variants reduced to different programs ("split1", ...)
 
     @classmethod
     def of(cls, result: CheckResult) -> Signature:
@@ -76,6 +77,16 @@ class Signature:
     def verdict(self) -> Verdict:
         return Verdict[self.kind]
 
+    def base(self) -> Signature:
+        """The signature a run gives: without the part a split gave it."""
+        return Signature(self.kind, self.exception, self.location, self.observation) if self.part else self
+
+    def as_json(self) -> dict[str, str]:
+        data = asdict(self)
+        if not self.part:  # as before splits existed: older readers and peers take it as it is
+            del data["part"]
+        return data
+
     def slug(self) -> str:
         """A readable, filesystem-safe, unique directory name."""
         parts = [self.kind.lower(), self.exception, self.location.rsplit("/", 1)[-1], self.observation]
@@ -84,7 +95,8 @@ class Signature:
         return f"{readable}-{digest}"
 
     def describe(self) -> str:
-        return " / ".join(p for p in (self.kind, self.exception, self.location, self.observation) if p)
+        described = " / ".join(p for p in (self.kind, self.exception, self.location, self.observation) if p)
+        return f"{described} ({self.part})" if self.part else described
 
 
 def trigger(provenance: str) -> str:
@@ -114,12 +126,22 @@ class Finding:
     reduction: dict[str, Any] = field(default_factory=dict)  # what `mutate reduce` made of smallest.py
     merged: list[dict[str, Any]] = field(default_factory=list)  # findings found to be this one after reduction
     known_from: str = ""  # a synced peer that had this signature first: not new here (AFL-style sync)
+    known: dict[str, str] = field(default_factory=dict)  # filed before, outside this campaign (`mutator.known`)
+    split_from: str = ""  # the finding whose variant this was, before reduction told them apart
+    split_into: list[str] = field(default_factory=list)  # findings split off this one (their directories)
+
+    @property
+    def is_new(self) -> bool:
+        """Found here first: neither a synced peer's nor a bug filed before (--known)."""
+        return not self.known_from and not self.known
 
     def as_json(self) -> dict[str, Any]:
-        return dict(signature=asdict(self.signature), reason=self.reason, directory=self.directory, hits=self.hits,
+        data = dict(signature=self.signature.as_json(), reason=self.reason, directory=self.directory, hits=self.hits,
                     smallest_size=self.smallest_size, first_seen=self.first_seen, variants=self.variants,
-                    details=self.details, reduction=self.reduction, merged=self.merged, known_from=self.known_from,
-                    history=self.history)
+                    details=self.details, reduction=self.reduction, merged=self.merged, known_from=self.known_from)
+        data.update({key: value for key, value in (("known", self.known), ("split_from", self.split_from),
+                                                   ("split_into", self.split_into)) if value})
+        return dict(data, history=self.history)
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Finding:
@@ -127,7 +149,9 @@ class Finding:
                    hits=data["hits"], smallest_size=data["smallest_size"], first_seen=data["first_seen"],
                    history=list(data.get("history", ())), variants=dict(data.get("variants", {})),
                    details=data.get("details", ""), reduction=dict(data.get("reduction", {})),
-                   merged=list(data.get("merged", [])), known_from=data.get("known_from", ""))
+                   merged=list(data.get("merged", [])), known_from=data.get("known_from", ""),
+                   known=dict(data.get("known", {})), split_from=data.get("split_from", ""),
+                   split_into=list(data.get("split_into", [])))
 
 
 class FindingStore:
@@ -179,7 +203,7 @@ class FindingStore:
         there, and its directory moves to `into`'s `merged/`. The record that says so is
         written before the move, and a move a kill interrupted is finished on the next load."""
         moved = f"{into.directory}/merged/{Path(finding.directory).name}"
-        into.merged.append(dict(signature=asdict(finding.signature), hits=finding.hits, reason=finding.reason,
+        into.merged.append(dict(signature=finding.signature.as_json(), hits=finding.hits, reason=finding.reason,
                                 directory=moved, moved_from=finding.directory))
         into.hits += finding.hits
         self.save(into)
@@ -265,7 +289,7 @@ class FindingStore:
         """Findings of this instance by verdict kind (not those a synced peer had first)."""
         counts: dict[str, int] = {}
         for signature, finding in self.findings.items():
-            if not finding.known_from:
+            if finding.is_new:
                 counts[signature.kind] = counts.get(signature.kind, 0) + 1
         return counts
 
@@ -292,6 +316,12 @@ class FindingStore:
             f"- **hits**: {finding.hits}",
             *([f"- **known from**: `{finding.known_from}`, a synced instance that filed this signature first"]
               if finding.known_from else []),
+            *([f"- **known**: filed before in `{finding.known.get('where', '')}` (same {finding.known.get('by', '')})"]
+              if finding.known else []),
+            *([f"- **split from**: `{finding.split_from}`: a variant of it that reduced to a different program"]
+              if finding.split_from else []),
+            *([f"- **split into**: " + ", ".join(f"`{d}`" for d in finding.split_into)
+               + " (variants that reduced to different programs)"] if finding.split_into else []),
             f"- **torch**: {self.torch_version or 'unknown'}",
             "",
             *_reduction_lines(finding.reduction),

@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING, Any
 from mutator.campaign import Campaign, CampaignError
 from mutator.check import Checker, CheckReply, CheckResult, CheckTask
 from mutator.corpus import Corpus, CorpusEntry, CoverageMap
-from mutator.findings import FindingStore
+from mutator.findings import FindingStore, Signature
+from mutator.known import mark
 from mutator.mutation.mutator import Built, Mutator, Usefulness
 from mutator.mutation.operator import REPAIR_PREFIX, Mutant, Step, family_of
 from mutator.observation import Outcome
@@ -33,6 +34,7 @@ from mutator.schedule import Schedule
 from mutator.verdict import Verdict
 
 if TYPE_CHECKING:
+    from mutator.known import KnownHits
     from mutator.llm.lane import LLMLane
     from mutator.reduce.background import BackgroundReduction as Reduction
     from mutator.repair.llm import LLMRepairer
@@ -78,6 +80,7 @@ class FuzzStats:
     origins: dict[str, dict[str, int]] = field(default_factory=dict)
     last_llm_error: str = ""
     synced: int = 0  # queue entries imported from synced peers
+    known: int = 0  # hits of signatures filed before (--known): counted in known.json, not filed
 
 
 @dataclass
@@ -97,7 +100,7 @@ class Fuzzer:
                  health: Callable[[], list[str]] | None = None, reduction: Reduction | None = None,
                  repair_rules: bool = True, llm: LLMLane | None = None, llm_repairer: LLMRepairer | None = None,
                  llm_mutation: Callable[[CorpusEntry, random.Random], Mutant | None] | None = None,
-                 sync: Sync | None = None) -> None:
+                 sync: Sync | None = None, known: KnownHits | None = None) -> None:
         self.corpus = corpus
         self.coverage = coverage
         self.mutator = mutator
@@ -116,6 +119,7 @@ class Fuzzer:
         self.llm_repairer = llm_repairer if llm is not None else None
         self.llm_mutation = llm_mutation if llm is not None else None  # family L
         self.sync = sync  # AFL-style sync with the peers in a shared directory, if given
+        self.known = known  # bugs filed before (--known): their hits are counted, not filed
         self._ready: deque[_Job] = deque()  # repaired and LLM-made programs, checked before new mutants
         self._barren = 0  # recipes in a row that made no mutant
         self._generated = _generated_lineage(corpus.entries)
@@ -240,15 +244,18 @@ class Fuzzer:
         parent_id = job.parent.id if job.parent else None
         kept = False
         if verdict.is_finding:
-            finding, is_new = self.store.record(result, provenance=provenance, parent=parent_id, elapsed=now,
-                                                recipe=job.task.recipe)
             stats.hits += 1
-            stats.last_finding = now
-            self.latest_finding = f"{finding.signature.describe()}: {finding.reason}"[:160]
             if job.parent:
                 job.parent.finds += 1
-            if is_new and self.reduction is not None:
-                self.reduction.submit(finding)
+            if self._count_known(result, provenance, now):
+                stats.known += 1
+            else:
+                finding, is_new = self.store.record(result, provenance=provenance, parent=parent_id, elapsed=now,
+                                                    recipe=job.task.recipe)
+                stats.last_finding = now
+                self.latest_finding = f"{finding.signature.describe()}: {finding.reason}"[:160]
+                if is_new and self.reduction is not None:
+                    self.reduction.submit(finding)
         elif job.mutant is None:  # a seed
             if verdict is Verdict.PASS:
                 self._keep(job, result, features, now)
@@ -273,6 +280,16 @@ class Fuzzer:
             repaired = len(operators) < len(job.mutant.steps)  # its operators were charged the invalid run already
             self.mutator.record(Mutant(job.mutant.program, tuple(operators)), valid=valid and not repaired,
                                 new_features=bool(new), finding=verdict.is_finding)
+
+    def _count_known(self, result: CheckResult, provenance: str, now: float) -> bool:
+        """A hit of a signature filed before (--known) that this campaign has not filed
+        itself: counted in known.json instead of filed. Whether it was one."""
+        if self.known is None:
+            return False
+        signature = Signature.of(result)
+        if self.store.aliases.get(signature, signature) in self.store.findings:
+            return False  # filed here already (before --known was given): it goes on counting there
+        return self.known.count(signature, provenance=provenance, size=len(result.program.source), elapsed=now)
 
     def _merge(self, result: CheckResult,
                reply: CheckReply | None) -> tuple[Callable[[], frozenset[int]], frozenset[int]]:
@@ -411,7 +428,9 @@ class Fuzzer:
             if finding is None:
                 continue
             before = len(self.store.findings)
-            record_reduction(self.store, finding, outcome)
+            finding = record_reduction(self.store, finding, outcome)
+            if self.known is not None and not finding.known and mark(finding, self.known.known):
+                self.store.save(finding)  # reduced to a bug filed before: not new after all
             self.stats.reduced += 1
             self.stats.merged += before - len(self.store.findings)
 
@@ -428,6 +447,8 @@ class Fuzzer:
             return
         self._last_save = time.monotonic()
         self.store.flush()
+        if self.known is not None:
+            self.known.save()
         snapshot = self.snapshot()
         self.campaign.save_coverage(self.coverage)
         self.campaign.save_stats(dict(
@@ -474,9 +495,12 @@ class Fuzzer:
             favoured=self.corpus.favoured_count,
             arcs=self.coverage.arcs(),
             features=len(self.coverage),
-            findings=sum(1 for f in self.store.findings.values() if not f.known_from),
+            findings=sum(1 for f in self.store.findings.values() if f.is_new),
             findings_by_kind=self.store.count_by_kind(),
             known_from_peers=sum(1 for f in self.store.findings.values() if f.known_from),
+            known_hits=self.stats.known,
+            known_signatures=len(self.known.hits) if self.known is not None else 0,
+            known_findings=sum(1 for f in self.store.findings.values() if f.known),
             sync=self.sync.stats.as_dict() if self.sync is not None else None,
             hits=self.stats.hits,
             latest_finding=self.latest_finding,

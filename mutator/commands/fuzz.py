@@ -24,6 +24,7 @@ from mutator.corpus import Corpus
 from mutator.exec import ExecutorError
 from mutator.findings import FindingStore
 from mutator.fuzzer import LLM_FAMILY, Budget, Fuzzer
+from mutator.known import KnownBugs, KnownError, KnownHits
 from mutator.mutation.mutator import Mutator
 from mutator.mutation.registry import all_operators
 from mutator.program import load_programs
@@ -68,6 +69,11 @@ CAMPAIGN_OPTIONS = ("corpus_dirs", "backend", "schedule", "seed", "timeout", "me
 @click.option("--name", "instance", default=None, help="This instance's name in --sync-dir (its directory).")
 @click.option("--sync-every", type=Duration(), default=SYNC_EVERY, show_default=True,
               help="Seconds (or 2m, ...) between looks at the peers in --sync-dir.")
+@click.option("--known", "known_paths", multiple=True, type=click.Path(exists=True, path_type=Path),
+              help="Bugs filed before (repeatable): a campaign directory, a findings folder, a finding directory or "
+                   "a folder of reproducer .py files. Hits of their signatures are counted in known.json, not filed; "
+                   "a finding that reduces to one of their programs is marked known. A resumed campaign keeps the "
+                   "ones it had.")
 @ray_option
 @run_options
 @click.pass_context
@@ -75,7 +81,7 @@ def fuzz(ctx: click.Context, corpus_dirs: tuple[str, ...], out: Path, duration: 
          schedule: str, seed: int, resume: bool, no_ui: bool, coverage_include: tuple[str, ...], no_reduce: bool,
          reduce_share: float, no_repair: bool, no_llm: bool, llm_model: str | None, llm_budget_calls: int | None,
          llm_budget_tokens: int | None, sync_dir: Path | None, instance: str | None, sync_every: float,
-         ray_address: str | None, backend: str, timeout: float, memory_mb: int, jobs: int | None,
+         known_paths: tuple[Path, ...], ray_address: str | None, backend: str, timeout: float, memory_mb: int, jobs: int | None,
          no_sandbox: bool) -> None:
     """Fuzz torch.compile: mutate the corpus, keep what reaches new Dynamo code, file findings.
 
@@ -100,6 +106,7 @@ def fuzz(ctx: click.Context, corpus_dirs: tuple[str, ...], out: Path, duration: 
     except (CampaignError, StorageError) as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(EXIT_USAGE)
+    known = _known(campaign, known_paths)
     config = campaign.config
     seeds: list = []
     if not resume:
@@ -125,6 +132,10 @@ def fuzz(ctx: click.Context, corpus_dirs: tuple[str, ...], out: Path, duration: 
             click.echo(f"warning: {problem}", err=True)
         if sync_dir is not None:
             fuzzer.sync = Sync(campaign, every=sync_every)
+        if known is not None:
+            fuzzer.known = known
+            click.echo(f"known: {len(known.known.signatures)} signatures and {len(known.known.digests)} reduced "
+                       f"programs filed before, from {', '.join(known.known.sources)}", err=True)
         fuzzer.repair_rules = not no_repair
         _attach_llm(fuzzer, llm_config, campaign, no_repair=no_repair, no_llm=no_llm)
         if not no_reduce:
@@ -187,6 +198,21 @@ def _instance_out(ctx: click.Context, out: Path, sync_dir: Path | None, instance
         return instance_directory(sync_dir, instance)
     except SyncError as exc:
         raise click.UsageError(str(exc)) from None
+
+
+def _known(campaign: Campaign, paths: tuple[Path, ...]) -> KnownHits | None:
+    """The bugs filed before, from --known, else from what an earlier session used."""
+    previous = [p for p in KnownHits.sources_of(campaign.root) if p.exists()]
+    chosen = list(paths) or previous
+    if not chosen:
+        return None
+    try:
+        bugs = KnownBugs.load([p for p in chosen if p.resolve() != campaign.root.resolve()])
+    except KnownError as exc:
+        raise click.BadParameter(str(exc), param_hint="--known") from None
+    for problem in bugs.problems:
+        click.echo(f"warning: {problem}", err=True)
+    return KnownHits(campaign.root, bugs)
 
 
 def _llm_config(campaign: Campaign, *, no_llm: bool, model: str | None, budget_calls: int | None,
@@ -310,6 +336,11 @@ def _print_summary(fuzzer: Fuzzer) -> None:
             click.echo(f"  {fuzzer.stats.reduce_failed} reductions failed; the last: {fuzzer.stats.last_reduce_error}")
     for line in origin_lines(fuzzer.snapshot()):
         click.echo("  " + line)
+    if fuzzer.known is not None:
+        known = fuzzer.known
+        marked = sum(1 for f in fuzzer.store.findings.values() if f.known)
+        click.echo(f"  known: {known.total} hits of {len(known.hits)} signatures filed before, not filed again "
+                   f"(see {known.path})" + (f"; {marked} findings reduced to a program filed before" if marked else ""))
     if fuzzer.sync is not None:
         stats = fuzzer.sync.stats
         peers = f"; peers skipped (another coverage configuration): {', '.join(stats.skipped_peers)}" \

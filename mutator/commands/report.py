@@ -1,5 +1,7 @@
 """`mutate report`: a campaign's distinct findings as a table and one report.md each; over
-several campaign directories (the instances of a synced campaign), each signature once."""
+several campaign directories (the instances of a synced campaign), each signature once.
+Findings of one root cause (`mutator.root_cause`) are shown together; findings filed
+before (`--known`, `mutator.known`) are listed apart, after the new ones."""
 
 from __future__ import annotations
 
@@ -13,6 +15,8 @@ from rich.table import Table
 
 from mutator.commands.common import EXIT_USAGE, run_config, run_options
 from mutator.exec.pool import PoolError, WorkerPool
+from mutator import known as known_bugs
+from mutator import root_cause
 from mutator.findings import Finding, FindingStore, Signature
 
 
@@ -21,15 +25,23 @@ from mutator.findings import Finding, FindingStore, Signature
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Also copy every report.md here, one file per finding.")
 @click.option("--no-ablation", is_flag=True, help="Do not run the ablation for reduced findings that lack one.")
+@click.option("--known", "known_paths", multiple=True, type=click.Path(exists=True, path_type=Path),
+              help="Bugs filed before (repeatable): a campaign directory, a findings folder, a finding directory or "
+                   "a folder of reproducer .py files. Findings with their signature or reduced program are listed "
+                   "as known, after the new ones.")
 @run_options
 @click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON (stable field names).")
-def report(campaign_dirs: tuple[Path, ...], out: Path | None, no_ablation: bool, backend: str, timeout: float,
-           memory_mb: int, jobs: int | None, no_sandbox: bool, as_json: bool) -> None:
+def report(campaign_dirs: tuple[Path, ...], out: Path | None, no_ablation: bool, known_paths: tuple[Path, ...],
+           backend: str, timeout: float, memory_mb: int, jobs: int | None, no_sandbox: bool, as_json: bool) -> None:
     """Issue-ready reports of a campaign's distinct findings: a table, and report.md per finding.
 
     Given several campaign directories (the instances of a synced campaign), each
     signature is one finding: reported from the directory with the best of it (reduced,
-    then found first), with the hits of all, and `also_in` listing the others."""
+    then found first), with the hits of all, and `also_in` listing the others.
+
+    Findings whose reduced programs differ only where they fail (a crash on a value and a
+    mismatch of it) are one root cause: shown together as a group (R1, R2, ...), kept as
+    separate findings. With --known, findings filed before are marked and listed last."""
     from mutator import storage
     from mutator.reduce import ablation
     from mutator.report import collect_versions, report_markdown, summary_row
@@ -38,6 +50,13 @@ def report(campaign_dirs: tuple[Path, ...], out: Path | None, no_ablation: bool,
         if not (campaign_dir / "findings").is_dir():
             click.echo(f"error: {campaign_dir}: no findings/ directory; give a campaign directory", err=True)
             sys.exit(EXIT_USAGE)
+    try:
+        known = known_bugs.KnownBugs.load(list(known_paths))
+    except known_bugs.KnownError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(EXIT_USAGE)
+    for problem in known.problems:
+        click.echo(f"warning: {problem}", err=True)
     stores = {campaign_dir: FindingStore(campaign_dir) for campaign_dir in campaign_dirs}
     for store in stores.values():
         for problem in store.unreadable:
@@ -66,17 +85,26 @@ def report(campaign_dirs: tuple[Path, ...], out: Path | None, no_ablation: bool,
             click.echo(f"error: {exc}", err=True)
             sys.exit(EXIT_USAGE)
     versions = collect_versions()
+    keyed = [(str(campaign_dir / finding.directory), campaign_dir, finding) for campaign_dir, finding in findings]
+    group_of = {member.key: group for group in root_cause.groups((key, f) for key, _, f in keyed)
+                for member in group.members}
     rows = []
-    for campaign_dir, finding in findings:
+    for key, campaign_dir, finding in _ordered(keyed, group_of, known):
         directory = campaign_dir / finding.directory
         group = groups[_key(stores, finding)]
+        match = known.match(finding, directory=directory) or (known_bugs.Match(**finding.known) if finding.known
+                                                                 else None)
         repro = directory / "repro.py"
         text = report_markdown(finding, repro_source=repro.read_text() if repro.exists() else None,
                                versions=versions)
+        text = _with_lines(text, root_cause.markdown_lines(group_of.get(key), key) + known_bugs.markdown_lines(match))
         storage.write_text(directory / "report.md", text)
         if out is not None:
             storage.write_text(out / f"{Path(finding.directory).name}.md", text)
-        row = dict(summary_row(finding), report=str(directory / "report.md"))
+        row = dict(summary_row(finding), report=str(directory / "report.md"),
+                   known=f"{match.where} (same {match.by})" if match else "",
+                   root_cause=group_of[key].name if key in group_of else None,
+                   same_root_cause_as=[m.key for m in group_of[key].others(key)] if key in group_of else [])
         if len(campaign_dirs) > 1:
             row.update(campaign=str(campaign_dir), hits=sum(f.hits for _, f in group),
                        also_in=[str(d / f.directory) for d, f in group[1:]])
@@ -84,17 +112,85 @@ def report(campaign_dirs: tuple[Path, ...], out: Path | None, no_ablation: bool,
     if as_json:
         click.echo(json.dumps(rows, indent=2))
         return
-    merged = sum(row["merged"] for row in rows)
-    table = Table(title=f"{len(rows)} distinct findings in {', '.join(map(str, campaign_dirs))}"
-                        + (f" ({merged} more signatures merged into them after reduction)" if merged else ""))
-    for column in ("kind", "summary", "hits", "reduced", "repro", "ablation", "taxonomy"):
-        table.add_column(column, overflow="fold")
-    for row in rows:
-        table.add_row(row["kind"], row["summary"][:90], str(row["hits"]),
-                      f"{row['reduced_lines']} lines" if row["reduced_lines"] else "-", "yes" if row["repro"] else "-",
-                      row["ablation"] or "-", row["taxonomy"])
-    Console(width=None if sys.stdout.isatty() else 200).print(table)
+    _print_table(rows, campaign_dirs)
+    for line in _known_hit_lines(campaign_dirs):
+        click.echo(line)
     click.echo("report.md written in each finding directory" + (f" and copied to {out}/" if out else ""))
+
+
+def _ordered(keyed: list[tuple[str, Path, Finding]], group_of: dict[str, root_cause.Group],
+             known: known_bugs.KnownBugs) -> list[tuple[str, Path, Finding]]:
+    """New findings first, then known ones; the members of a root-cause group together, where
+    the first of them stands."""
+    def is_known(item: tuple[str, Path, Finding]) -> bool:
+        key, campaign_dir, finding = item
+        return bool(finding.known) or known.match(finding, directory=campaign_dir / finding.directory) is not None
+
+    ordered: list[tuple[str, Path, Finding]] = []
+    placed: set[str] = set()
+    for part in ([item for item in keyed if not is_known(item)], [item for item in keyed if is_known(item)]):
+        keys = {key for key, _, _ in part}
+        for item in part:
+            if item[0] in placed:
+                continue
+            group = group_of.get(item[0])
+            together = [other for other in part if group is not None and other[0] in keys
+                        and any(m.key == other[0] for m in group.members)] or [item]
+            ordered += together
+            placed.update(key for key, _, _ in together)
+    return ordered
+
+
+def _with_lines(text: str, lines: list[str]) -> str:
+    """report.md with the root-cause and known lines before its labels (until
+    mutator.report writes them itself: then they are there already)."""
+    if not lines or lines[0] in text:
+        return text
+    marker = "Suggested labels: "
+    block = "\n".join(lines) + "\n"
+    return text.replace(marker, block + marker, 1) if marker in text else text.rstrip() + "\n\n" + block
+
+
+def _print_table(rows: list[dict], campaign_dirs: tuple[Path, ...]) -> None:  # type: ignore[type-arg]
+    merged = sum(row["merged"] for row in rows)
+    known = sum(1 for row in rows if row["known"])
+    grouped = sorted({row["root_cause"] for row in rows if row["root_cause"]}, key=lambda name: int(name[1:]))
+    table = Table(title=f"{len(rows)} distinct findings in {', '.join(map(str, campaign_dirs))}: "
+                        f"{len(rows) - known} new, {known} known"
+                        + (f" ({merged} more signatures merged into them after reduction)" if merged else ""),
+                  caption="; ".join(f"{name}: {sum(1 for r in rows if r['root_cause'] == name)} findings of one root "
+                                    "cause (reduced programs that differ only where they fail)" for name in grouped)
+                  or None)
+    for column in ("group", "kind", "summary", "hits", "reduced", "repro", "ablation", "taxonomy", "known"):
+        table.add_column(column, overflow="fold")
+    previous = None
+    for n, row in enumerate(rows):
+        band = (bool(row["known"]), row["root_cause"])  # new / known, and a group's rows, each apart
+        if n and band != previous:
+            table.add_section()
+        previous = band
+        table.add_row(row["root_cause"] or "", row["kind"], row["summary"][:90], str(row["hits"]),
+                      f"{row['reduced_lines']} lines" if row["reduced_lines"] else "-", "yes" if row["repro"] else "-",
+                      row["ablation"] or "-", row["taxonomy"], row["known"] or "new")
+    Console(width=None if sys.stdout.isatty() else 200).print(table)
+
+
+def _known_hit_lines(campaign_dirs: tuple[Path, ...]) -> list[str]:
+    """What each campaign counted instead of filing (its known.json)."""
+    from mutator import storage
+
+    lines = []
+    for campaign_dir in campaign_dirs:
+        try:
+            data = storage.read_json(campaign_dir / known_bugs.KNOWN_FILE) if (campaign_dir / known_bugs.KNOWN_FILE).exists() else None
+        except storage.StorageError as exc:
+            lines.append(f"warning: {exc}")
+            continue
+        if data and data.get("signatures"):
+            rows = data["signatures"]
+            lines.append(f"{campaign_dir}: {sum(r.get('hits', 0) for r in rows)} hits of {len(rows)} signatures "
+                         f"filed before were counted, not filed (see {campaign_dir / known_bugs.KNOWN_FILE})")
+    return lines
 
 
 def _key(stores: dict[Path, FindingStore], finding: Finding) -> Signature:

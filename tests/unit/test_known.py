@@ -1,0 +1,182 @@
+"""Bugs filed before (--known): what counts as known (signatures, merged signatures, reduced
+programs, filed reproducers), what the fuzz loop does with a known hit (counts it in
+known.json, files nothing), and a finding that reduces to a known program. No torch."""
+
+from __future__ import annotations
+
+import json
+import random
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from mutator.campaign import Campaign, CampaignConfig
+from mutator.check import CheckResult, CheckTask
+from mutator.corpus import Corpus, CoverageMap
+from mutator.findings import Finding, FindingStore, Signature
+from mutator.fuzzer import Fuzzer, _Job
+from mutator.known import KnownBugs, KnownError, KnownHits, Match, mark, markdown_lines, reproducer_digests
+from mutator.mutation.mutator import Mutator
+from mutator.mutation.registry import all_operators
+from mutator.oracle import Judgement
+from mutator.program import Program
+from mutator.reduce.canonical import canonical_digest
+from mutator.reduce.repro import _SEPARATOR
+from mutator.schedule import UniformSchedule
+from mutator.verdict import Verdict
+
+from tests.helpers import compiled_run, exc, run
+
+REDUCED = '''\
+import torch
+
+
+def fn(x):
+    return format(1, "03d"),
+
+
+def inputs():
+    return (torch.randn(1),)
+'''
+CRASH = Signature("CRASH", "TypeError", "symbolic_convert.py:step")
+MISMATCH = Signature("MISMATCH", observation="result:value:str")
+
+
+def write_finding(root: Path, signature: Signature, *, reduced: str = "", confirmed: bool = True,
+                  merged: tuple[Signature, ...] = (), known: dict[str, str] | None = None) -> Path:
+    """A finding directory as a campaign leaves it (record and programs), without a campaign."""
+    directory = f"findings/{signature.slug()}"
+    reduction = dict(confirmed=confirmed, source=reduced, canonical=canonical_digest(reduced)) if reduced else {}
+    finding = Finding(signature, "the reason", directory, hits=3, reduction=reduction, known=known or {},
+                      merged=[dict(signature=m.as_json(), hits=1, reason="r", directory=f"{directory}/merged/x",
+                                   moved_from="findings/x") for m in merged])
+    (root / directory).mkdir(parents=True)
+    (root / directory / "finding.json").write_text(json.dumps(finding.as_json()))
+    (root / directory / "smallest.py").write_text(reduced or "import torch\n")
+    return root / directory
+
+
+def test_a_campaign_makes_its_signatures_merged_ones_and_confirmed_reductions_known(tmp_path: Path):
+    first = tmp_path / "first"
+    crash = write_finding(first, CRASH, reduced=REDUCED, merged=(Signature("CRASH", "ValueError"),))
+    write_finding(first, MISMATCH, reduced=REDUCED.replace("03d", "x"), confirmed=False)
+    (first / "queue").mkdir()
+    (first / "queue" / "id:000000.py").write_text("import torch\nprint(1)\n")  # a queue entry is no bug
+    known = KnownBugs.load([first])
+    assert set(known.signatures) == {CRASH, MISMATCH, Signature("CRASH", "ValueError")}
+    assert known.by_signature(CRASH) == Match(str(crash.resolve()), "signature")
+    assert known.by_canonical(canonical_digest(REDUCED)) == Match(str(crash.resolve()), "canonical form")
+    assert list(known.digests) == [canonical_digest(REDUCED)]  # the unconfirmed reduction says nothing
+    assert known.by_signature(Signature("CRASH", "KeyError")) is None and known.by_canonical("") is None
+
+
+def test_a_findings_folder_and_a_single_finding_directory(tmp_path: Path):
+    crash = write_finding(tmp_path / "a", CRASH)
+    write_finding(tmp_path / "b", MISMATCH)
+    assert set(KnownBugs.load([tmp_path / "a" / "findings"]).signatures) == {CRASH}
+    assert set(KnownBugs.load([crash, tmp_path / "b" / "findings"]).signatures) == {CRASH, MISMATCH}
+
+
+def test_a_filed_reproducer_is_known_by_its_program_above_the_footer(tmp_path: Path):
+    filed = tmp_path / "filed"
+    filed.mkdir()
+    renamed = REDUCED.replace("fn(x)", "fn(value)").replace("03d", "05d")  # names and literals do not matter
+    (filed / "issue_1234.py").write_text(renamed.rstrip() + "\n\n\n" + _SEPARATOR + "\nexpected = _run(fn)\n")
+    without_import = REDUCED.removeprefix("import torch\n")
+    (filed / "issue_99.py").write_text("import torch\n" + without_import + "\n" + _SEPARATOR + "\nassert 0\n")
+    known = KnownBugs.load([filed])
+    assert known.by_canonical(canonical_digest(REDUCED)).where.endswith("issue_1234.py")
+    assert canonical_digest(without_import) in known.digests  # repro.py put the import there
+    assert reproducer_digests(REDUCED) == {canonical_digest(REDUCED)}  # no footer: the whole file
+    assert not known.signatures
+
+
+def test_a_path_with_nothing_to_know_is_refused_but_an_empty_campaign_is_not(tmp_path: Path):
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(KnownError, match="campaign directory, a findings folder"):
+        KnownBugs.load([tmp_path / "empty"])
+    (tmp_path / "fresh" / "findings").mkdir(parents=True)
+    assert not KnownBugs.load([tmp_path / "fresh"])
+
+
+def test_an_unreadable_record_is_a_problem_not_an_end(tmp_path: Path):
+    write_finding(tmp_path, CRASH)
+    (tmp_path / "findings" / "torn").mkdir()
+    (tmp_path / "findings" / "torn" / "finding.json").write_text('{"signature": ')
+    known = KnownBugs.load([tmp_path])
+    assert set(known.signatures) == {CRASH} and "torn/finding.json: unreadable" in known.problems[0]
+
+
+def test_a_finding_matches_by_signature_or_reduced_program_but_never_itself(tmp_path: Path):
+    known = KnownBugs.load([write_finding(tmp_path / "first", CRASH, reduced=REDUCED)])
+    other = Finding(Signature("CRASH", "KeyError"), "r", "findings/k",
+                    reduction=dict(confirmed=True, source=REDUCED, canonical=canonical_digest(REDUCED)))
+    assert known.match(other).by == "canonical form"
+    assert known.match(replace(other, reduction={})) is None
+    same = Finding(CRASH, "r", "findings/c")
+    assert known.match(same).by == "signature"
+    assert known.match(same, directory=tmp_path / "first" / same.directory.replace("c", CRASH.slug())) is None
+    assert known.match(Finding(replace(CRASH, part="split1"), "r", "d")).by == "signature"  # a split's base
+    assert mark(other, known) and other.known["by"] == "canonical form" and not other.is_new
+    assert markdown_lines(other.known)[0].startswith("Known: filed before in ")
+
+
+def test_known_hits_are_counted_per_signature_saved_and_resumed(tmp_path: Path):
+    known = KnownBugs.load([write_finding(tmp_path / "first", CRASH)])
+    hits = KnownHits(tmp_path / "second", known)
+    assert not hits.count(MISMATCH, provenance="seed:a.py", size=10, elapsed=1.0)
+    assert hits.count(CRASH, provenance="A1.x", size=300, elapsed=2.0)
+    assert hits.count(CRASH, provenance="B2.y", size=100, elapsed=3.0)
+    hits.save()
+    data = json.loads((tmp_path / "second" / "known.json").read_text())
+    assert data["sources"] == [str(tmp_path / "first" / "findings" / CRASH.slug())]
+    [row] = data["signatures"]
+    assert row["hits"] == 2 and row["size"] == 100 and row["provenance"] == "B2.y" and row["first_at"] == 2.0
+    again = KnownHits(tmp_path / "second", known)
+    assert again.total == 2 and KnownHits.sources_of(tmp_path / "second") == [Path(data["sources"][0])]
+
+
+def _crash(source: str = REDUCED, type_name: str = "TypeError") -> CheckResult:
+    judgement = Judgement(Verdict.CRASH, f"the compiled run raised {type_name}", exception=exc(type_name, dynamo=True))
+    return CheckResult(Program.from_source(source, "m.py"), judgement, (run(), compiled_run()))
+
+
+def _fuzzer(root: Path, known: KnownHits | None) -> Fuzzer:
+    campaign = Campaign.create(root, CampaignConfig(corpus=("seeds",)))
+    return Fuzzer(corpus=Corpus(), coverage=CoverageMap(), mutator=Mutator(all_operators()),
+                  schedule=UniformSchedule(), checker=None, store=FindingStore(campaign.root),  # type: ignore[arg-type]
+                  campaign=campaign, rng=random.Random(0), known=known)
+
+
+def _hit(fuzzer: Fuzzer, result: CheckResult) -> None:
+    job = _Job(CheckTask(result.program), None, seed_path="m.py")
+    job.program = result.program
+    fuzzer._process(job, result)
+
+
+def test_the_loop_counts_a_known_hit_and_files_nothing(tmp_path: Path):
+    signature = Signature.of(_crash())
+    first = FindingStore(tmp_path / "first")
+    first.record(_crash(), provenance="seed:m.py", parent=None, elapsed=1.0)
+    fuzzer = _fuzzer(tmp_path / "second", KnownHits(tmp_path / "second", KnownBugs.load([tmp_path / "first"])))
+    _hit(fuzzer, _crash())
+    _hit(fuzzer, _crash())
+    _hit(fuzzer, _crash(type_name="KeyError"))  # not known: filed as new
+    assert [f.signature.exception for f in fuzzer.store.findings.values()] == ["KeyError"]
+    assert fuzzer.stats.known == 2 and fuzzer.stats.hits == 3
+    fuzzer.save(force=True)
+    assert json.loads((tmp_path / "second" / "known.json").read_text())["signatures"][0]["hits"] == 2
+    snapshot = json.loads((tmp_path / "second" / "stats.json").read_text())["snapshot"]
+    assert snapshot["findings"] == 1 and snapshot["known_hits"] == 2 and snapshot["known_signatures"] == 1
+    assert not (tmp_path / "second" / "findings" / signature.slug()).exists()
+
+
+def test_a_signature_filed_here_before_goes_on_counting_here(tmp_path: Path):
+    FindingStore(tmp_path / "first").record(_crash(), provenance="seed:m.py", parent=None, elapsed=1.0)
+    fuzzer = _fuzzer(tmp_path / "second", None)
+    _hit(fuzzer, _crash())  # a session without --known filed it
+    fuzzer.known = KnownHits(tmp_path / "second", KnownBugs.load([tmp_path / "first"]))
+    _hit(fuzzer, _crash())
+    [finding] = fuzzer.store.findings.values()
+    assert finding.hits == 2 and fuzzer.stats.known == 0
