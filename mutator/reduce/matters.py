@@ -65,6 +65,8 @@ _CONTEXT_SIBLINGS: dict[str, tuple[str, ...]] = {
 _TRANSFORMS_CURRIED = ("vmap", "grad", "jacrev", "jacfwd", "hessian", "grad_and_value")
 _TRANSFORMS_DIRECT = ("checkpoint",)
 _GRAPH_BREAKS = ("graph_break",)
+# bases without which a class is no longer what its code needs (a Module's forward, a Function's apply)
+_STRUCTURAL_BASES = ("Module", "Function", "TestCase", "Exception", "Error", "Enum", "Protocol", "ABC")
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,6 +178,10 @@ class _Collect(cst.CSTVisitor):
         self.statements: list[cst.SimpleStatementLine] = []
         self.specs: list[cst.FormattedStringExpression] = []
         self.dicts: list[cst.Assign] = []
+        self.trys: list[cst.Try] = []
+
+    def visit_Try(self, node: cst.Try) -> None:
+        self.trys.append(node)
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self.classes.append(node)
@@ -223,6 +229,7 @@ def probes(source: str) -> list[Probe]:
     out += _transforms(module, found)
     out += _generators(module, found)
     out += _format_specs(module, found)
+    out += _handlers(module, found)
     out += _closure_cells(module, found)
     out += _methods(module, found)
     out += _builtin_calls(module, found)
@@ -310,7 +317,7 @@ def _bases(module: cst.Module, found: _Collect) -> Iterator[Probe]:
                 source = _replaced(module, cls, alias)
                 if source is not None:
                     yield Probe(construct, f"as a plain `{base}` (`{cls.name.value} = {base}`)", source, removal=True)
-            elif base not in ("object", "Exception", "torch.nn.Module", "nn.Module"):
+            elif base != "object" and not base.endswith(_STRUCTURAL_BASES):
                 source = _replaced(module, cls, cls.with_changes(
                     bases=[b for b in cls.bases if b is not arg], lpar=cst.MaybeSentinel.DEFAULT,
                     rpar=cst.MaybeSentinel.DEFAULT) if len(cls.bases) > 1 else cls.with_changes(
@@ -389,6 +396,24 @@ def _generators(module: cst.Module, found: _Collect) -> Iterator[Probe]:
                 yield Probe("the generator's filter", "without the `if` filter", source, removal=True)
 
 
+def _handlers(module: cst.Module, found: _Collect) -> Iterator[Probe]:
+    """A `try` whose handlers catch something: without the `try` (its body alone), and each
+    handler catching `Exception` instead."""
+    for try_ in found.trys:
+        if try_.finalbody is not None or try_.orelse is not None or not try_.handlers:
+            continue
+        caught = [_dotted(h.type) if h.type is not None else "" for h in try_.handlers]
+        construct = f"a `try`/`except {', '.join(c or 'everything' for c in caught)}`"
+        source = _replaced(module, try_, cst.FlattenSentinel(try_.body.body))
+        if source is not None:
+            yield Probe(construct, "without the `try` (its body alone)", source, removal=True)
+        for handler, name in zip(try_.handlers, caught):
+            if name and name not in ("Exception", "BaseException"):
+                source = _replaced(module, handler, handler.with_changes(type=cst.Name("Exception")))
+                if source is not None:
+                    yield Probe(construct, f"catching `Exception` instead of `{name}`", source)
+
+
 def _format_specs(module: cst.Module, found: _Collect) -> Iterator[Probe]:
     for part in found.specs:
         if part.format_spec:
@@ -458,14 +483,29 @@ def _methods(module: cst.Module, found: _Collect) -> Iterator[Probe]:
             if isinstance(statement, cst.FunctionDef):
                 source = _without_statement(module, statement)
                 if source is not None:
-                    what = "`__init__`" if statement.name.value == "__init__" else f"`{statement.name.value}`"
-                    yield Probe(f"a class's {what}", f"without {what}", source, removal=True)
+                    what = f"`{cls.name.value}.{statement.name.value}`"
+                    yield Probe(what, f"without {what}", source, removal=True)
 
 
 def _builtin_calls(module: cst.Module, found: _Collect) -> Iterator[Probe]:
     for call in found.calls:
         name = _dotted(call.func)
         args = call.args
+        if name == "format" and len(args) == 2 and isinstance(args[1].value, cst.SimpleString):
+            spec = args[1].value.evaluated_value
+            if isinstance(spec, str) and "{" not in spec and "}" not in spec:
+                fstring = cst.parse_expression(f'f"{{_v:{spec}}}"')
+                assert isinstance(fstring, cst.FormattedString)
+                part = fstring.parts[0]
+                assert isinstance(part, cst.FormattedStringExpression)
+                source = _replaced(module, call, fstring.with_changes(parts=[part.with_changes(
+                    expression=args[0].value)]))
+                if source is not None:
+                    yield Probe("`format`", f"with an f-string `{{...:{spec}}}` instead of `format`", source)
+                source = _replaced(module, call, cst.Call(func=cst.Name("str"), args=[args[0].with_changes(
+                    comma=cst.MaybeSentinel.DEFAULT)]))
+                if source is not None:
+                    yield Probe(f"the format spec `:{spec}`", "with `str(...)` instead (no spec)", source)
         if name == "getattr" and len(args) == 2 and isinstance(args[1].value, cst.SimpleString):
             attr = args[1].value.evaluated_value
             if isinstance(attr, str) and attr.isidentifier():

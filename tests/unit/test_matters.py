@@ -117,3 +117,35 @@ def test_the_title_names_what_matters():
     finding.reduction = {"matters": {"needed": ["a graph break", "a `set` subclass"]}}
     assert title(finding) == ('[dynamo] torch.compile(backend="eager") differs from eager with a graph break '
                               'and a `set` subclass: values differ')
+
+
+def test_handlers_builtin_format_and_methods():
+    got = changes('''
+        import torch
+        class Router(torch.nn.Module):
+            def forward(self, x):
+                try:
+                    y = torch.cat([x, x])
+                except RuntimeError:
+                    y = x
+                return y, format(1, "03d")
+        fn = Router()
+    ''')
+    assert got["a `try`/`except RuntimeError`"] == ["without the `try` (its body alone)",
+                                                      "catching `Exception` instead of `RuntimeError`"]
+    assert got["`format`"] == ["with an f-string `{...:03d}` instead of `format`"]
+    assert got["the format spec `:03d`"] == ["with `str(...)` instead (no spec)"]
+    assert got["`Router.forward`"] == ["without `Router.forward`"]
+    assert "base `torch.nn.Module`" not in got  # a Module without its base is no Module: nothing to learn
+
+
+def test_constructs_the_reduction_took_out_are_named_like_the_ones_left():
+    original = textwrap.dedent('''
+        import torch
+        def fn(x):
+            y = torch.func.vmap(lambda r: r * 2)(x)
+            torch._dynamo.graph_break()
+            return y
+    ''')
+    reduced = original.replace("torch.func.vmap(lambda r: r * 2)(x)", "x * 2")
+    assert [c for c in matters.constructs(original) if c not in matters.constructs(reduced)] == ["`torch.func.vmap`"]
