@@ -21,10 +21,13 @@ from mutator.exec.pool import PoolError, WorkerPool
 @click.option("--time-limit", type=click.FloatRange(min=1), default=None,
               help="Seconds per target; the smallest program so far is kept when it runs out.")
 @click.option("--no-ablation", is_flag=True, help="Skip the backend and mode ablation.")
+@click.option("--variants", type=click.IntRange(min=0), default=0, show_default=True,
+              help="For a finding directory: also reduce up to N of its variants (other triggers); those that "
+                   "reduce to another bug are split off into findings of their own (DIR-splitN).")
 @run_options
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object per target.")
-def reduce(targets: tuple[Path, ...], out: Path | None, time_limit: float | None, no_ablation: bool, backend: str,
-           timeout: float, memory_mb: int, jobs: int | None, no_sandbox: bool, as_json: bool) -> None:
+def reduce(targets: tuple[Path, ...], out: Path | None, time_limit: float | None, no_ablation: bool, variants: int,
+           backend: str, timeout: float, memory_mb: int, jobs: int | None, no_sandbox: bool, as_json: bool) -> None:
     """Reduce findings: program files, or finding directories (their smallest.py).
 
     Keeps the smallest program with the same signature (verdict, exception, Dynamo frame or
@@ -59,16 +62,58 @@ def reduce(targets: tuple[Path, ...], out: Path | None, time_limit: float | None
 
                         outcome = Outcome(str(target), error=f"internal error of the reducer: "
                                                              f"{type(exc).__name__}: {exc}"[:500])
+                    split = _split(pool, config, target, variants, time_limit=time_limit,
+                                   torch_version=torch_version, on_progress=progress) \
+                        if variants and not outcome.error else None
                 outcomes.append(outcome)
                 if as_json:
-                    click.echo(json.dumps(outcome.as_json()))
+                    click.echo(json.dumps(dict(outcome.as_json(), **({"variants": [v.as_json() for v in split]}
+                                                                      if split is not None else {}))))
                 else:
                     _print_reduction(outcome)
+                    for line in _split_lines(split or []):
+                        click.echo(line)
     except PoolError as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(EXIT_USAGE)
     if any(outcome.error for outcome in outcomes):
         sys.exit(EXIT_USAGE)
+
+
+def _split(pool, config, target: Path, limit: int, *, time_limit: float | None,  # type: ignore[no-untyped-def]
+           torch_version: str, on_progress) -> list | None:  # type: ignore[type-arg]
+    """Reduce up to `limit` variants of the finding in `target` and split off other bugs
+    (`mutator.reduce.split`); None when `target` is no finding directory (any more)."""
+    from mutator.findings import FindingStore
+    from mutator.reduce import matters
+    from mutator.reduce.reducer import Reducer
+    from mutator.reduce.split import split_variants
+    from mutator.reduce.targets import is_finding_dir
+
+    if not is_finding_dir(target):
+        return None
+    store = FindingStore(target.parent.parent, torch_version=torch_version, backend=config.backend)
+    finding = store.at(target)
+    if finding is None:  # merged into another after its reduction
+        return None
+    reducer = Reducer(pool, workers=pool.size, config=config)
+    prober = matters.Prober(pool, budget=matters.DEFAULT_BUDGET)
+
+    def explain(reduction):  # type: ignore[no-untyped-def]
+        target_of = reducer.target_of(reduction.check, reduction.signature)
+        return prober.explain(target_of, original=reduction.original.source).as_json()
+
+    return split_variants(reducer, store, finding, limit=limit, time_limit=time_limit, explain=explain,
+                          on_progress=on_progress)
+
+
+def _split_lines(outcomes: list) -> list[str]:  # type: ignore[type-arg]
+    lines = []
+    for outcome in outcomes:
+        where = f" -> {outcome.into}" if outcome.verdict == "split" else ""
+        detail = f" ({outcome.detail})" if outcome.detail else ""
+        lines.append(f"  variant {outcome.key}: {outcome.verdict}{where}{detail}")
+    return lines
 
 
 def _print_reduction(outcome) -> None:  # type: ignore[no-untyped-def]
