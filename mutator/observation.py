@@ -106,6 +106,9 @@ class CallRecord:
     test: str = ""  # the unittest test running when the call was made ("Tests.test_add"), if any
     entry_code: str = ""  # the compiled callable's own code object, as Recompile.code names it
     stdout_at: int = 0  # characters the program had printed when the call began
+    # compiled runs: the torch._dynamo.config / torch._inductor.config entries that differed,
+    # when the call began, from the start of the run: (dotted name, repr), as a reproducer sets them
+    config: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

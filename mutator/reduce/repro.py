@@ -6,8 +6,12 @@ outcomes and fail with an `AssertionError` saying what differs; it exits 0 once 
 is fixed. The shortest form comes first: six lines and one assertion (`assert_close` for
 tensors, `==` for anything else), the form a PyTorch issue takes; where it does not
 reproduce (an exception eager raises too, requires_grad, state, globals), a longer
-form that compares outcome by outcome. A script-form program that checks itself is its
-own reproducer.
+form that compares outcome by outcome; last, one that runs each side in a fresh process
+(`repro_process`), for programs whose eager run leaves state behind, comparing objects'
+attributes too. A script-form program that checks itself is its own reproducer. A hang
+gets a time limit (`repro_process`); a recompile storm and specialisation get a script
+that counts compilations (`repro_counts`). Every form first sets the Dynamo configuration
+the program ran under (what it changed itself, as the runtime recorded it).
 
 A reproducer is believed only after it has been run with plain `python`, outside this
 package: it must fail, and a control, the same file with `torch.compile` replaced by the
@@ -17,7 +21,6 @@ the eager run left behind, say). `verify` says which.
 
 from __future__ import annotations
 
-import ast
 import os
 import subprocess
 import sys
@@ -25,36 +28,21 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from mutator import syntax
 from mutator.exec import sandbox
 from mutator.program import Program, ProgramForm
+from mutator.reduce.repro_counts import count_repro
+from mutator.reduce.repro_facts import ReproFacts
+from mutator.reduce.repro_process import fresh_repro, hang_repro
+from mutator.reduce.repro_source import (SAME, after_future_imports, compile_kwargs, config_lines, insert_prelude,
+                                         returns_sequences, top_level_names)
+from mutator.runtime.configs import Changes
 from mutator.values import MapValue, SeqValue, SetValue, TensorValue
 from mutator.verdict import Verdict
 
-REPRO_KINDS = (Verdict.MISMATCH, Verdict.CRASH, Verdict.FULLGRAPH_BREAK, Verdict.BACKEND_FAILURE)
+# the kinds whose reproducer compares outcomes; HANG, RECOMPILE_STORM and SPECIALIZATION
+# (by the recompile limit) get their own (mutator.reduce.repro_process, repro_counts)
+VALUE_KINDS = (Verdict.MISMATCH, Verdict.CRASH, Verdict.FULLGRAPH_BREAK, Verdict.BACKEND_FAILURE)
 _SEPARATOR = "# ---- reproducer: eager vs torch.compile(backend=\"eager\"); exits 1 while the bug is there ----"
-
-_SAME = '''
-def _same(eager, compiled, path="result"):
-    if isinstance(eager, torch.Tensor) and isinstance(compiled, torch.Tensor):
-        assert (eager.dtype, eager.shape) == (compiled.dtype, compiled.shape), \\
-            f"{path}: eager {eager.dtype} {tuple(eager.shape)}, compiled {compiled.dtype} {tuple(compiled.shape)}"
-        assert eager.requires_grad == compiled.requires_grad, f"{path}: requires_grad differs"
-        close = torch.allclose(eager, compiled, equal_nan=True) if eager.is_floating_point() else \\
-            torch.equal(eager, compiled)
-        assert close, f"{path}: values differ:\\n  eager    {eager}\\n  compiled {compiled}"
-    elif isinstance(eager, (list, tuple)) and isinstance(compiled, (list, tuple)):
-        assert type(eager) is type(compiled) and len(eager) == len(compiled), \\
-            f"{path}: eager {eager!r}, compiled {compiled!r}"
-        for i, (e, c) in enumerate(zip(eager, compiled)):
-            _same(e, c, f"{path}[{i}]")
-    elif isinstance(eager, dict) and isinstance(compiled, dict):
-        assert list(eager) == list(compiled), f"{path}: keys {list(eager)} vs {list(compiled)}"
-        for key in eager:
-            _same(eager[key], compiled[key], f"{path}[{key!r}]")
-    else:
-        assert type(eager) is type(compiled) and eager == compiled, f"{path}: eager {eager!r}, compiled {compiled!r}"
-'''
 
 _FOOTER = '''
 def _run(f):
@@ -89,16 +77,16 @@ _START = _globals()
 '''
 
 
-def harness_repro(program: Program, *, with_globals: bool = False) -> str:
+def harness_repro(program: Program, *, with_globals: bool = False, config: Changes = ()) -> str:
     """The reduced harness-form program with the lines that run it both ways and compare.
 
     `with_globals`: each run starts from the globals as the program left them at import
     and the globals after it are compared too (one process runs both ways)."""
     assert program.form is ProgramForm.HARNESS
-    names, imported = _top_level_names(program.source)
-    call = "drive(f)" if "drive" in names else "f(*inputs())" if _returns_sequences(program.source) else "f(inputs())"
+    names, imported = top_level_names(program.source)
+    call = "drive(f)" if "drive" in names else "f(*inputs())" if returns_sequences(program.source) else "f(inputs())"
     run = f"({call}, state())" if "state" in names else call
-    kwargs = _compile_kwargs(program, names)
+    kwargs = compile_kwargs(program, names)
     seeds = ["torch.manual_seed(0)"] + (["random.seed(0)"] if "random" in imported else []) + \
         ([f"{imported['numpy']}.random.seed(0)"] if "numpy" in imported else [])
     ret = "result"
@@ -108,7 +96,7 @@ def harness_repro(program: Program, *, with_globals: bool = False) -> str:
     footer = _FOOTER.format(seed="\n    ".join(seeds), run=run, kwargs=kwargs, ret=ret)
     if with_globals:
         footer = _GLOBALS.strip() + "\n\n" + footer
-    source = program.source.rstrip() + "\n\n\n" + _SEPARATOR + "\n" + _SAME.strip() + "\n\n" + footer
+    source = program.source.rstrip() + "\n\n\n" + _heading(config) + "\n\n\n" + SAME.strip() + "\n\n" + footer
     if "torch" not in imported:
         source = "import torch\n" + source
     return source
@@ -125,47 +113,63 @@ print("compiled:", actual)
 '''
 
 
-def short_repro(program: Program, *, tensors: bool) -> str | None:
+def short_repro(program: Program, *, tensors: bool, config: Changes = ()) -> str | None:
     """The six-line form: run, run compiled, print both, one assertion (`tensors`: the
     result holds tensors, compared by `torch.testing.assert_close`; else by `==`). None for
     programs it cannot express (state(), reseeded RNGs of other libraries)."""
     assert program.form is ProgramForm.HARNESS
-    names, imported = _top_level_names(program.source)
+    names, imported = top_level_names(program.source)
     if "state" in names or "random" in imported or "numpy" in imported:
         return None
-    kwargs = _compile_kwargs(program, names)
+    kwargs = compile_kwargs(program, names)
     if "drive" in names:
         eager_run, compiled_run = "drive(fn)", f"drive(torch.compile(fn{kwargs}))"
     else:
-        star = "*" if _returns_sequences(program.source) else ""
+        star = "*" if returns_sequences(program.source) else ""
         eager_run, compiled_run = f"fn({star}inputs())", f"torch.compile(fn{kwargs})({star}inputs())"
     check = ("torch.testing.assert_close(actual, expected, equal_nan=True)" if tensors else
              'assert actual == expected, f"eager {expected!r}, compiled {actual!r}"')
     footer = _SHORT.format(eager_run=eager_run, compiled_run=compiled_run, check=check)
-    source = program.source.rstrip() + "\n\n\n" + _SEPARATOR + footer
+    source = program.source.rstrip() + "\n\n\n" + _heading(config) + "\n" + footer.lstrip("\n")
     return source if "torch" in imported else "import torch\n" + source
 
 
-def _compile_kwargs(program: Program, names: set[str]) -> str:
-    if "COMPILE_KWARGS" not in names:
-        return ', backend="eager"'
-    if "backend" in program.source:
-        return ', **{**COMPILE_KWARGS, "backend": "eager"}'
-    return ', backend="eager", **COMPILE_KWARGS'
+def _heading(config: Changes) -> str:
+    return "\n".join(filter(None, [_SEPARATOR, config_lines(config)]))
 
 
-def make_repros(program: Program, verdict: Verdict, *, observation: str = "", result: object = None) -> list[str]:
+def make_repros(program: Program, verdict: Verdict, *, observation: str = "", result: object = None,
+                facts: ReproFacts = ReproFacts()) -> list[str]:
     """Reproducers to try, shortest first (the first that verifies is the one to keep); none
-    when this kind of finding gets none (yet). `observation`: what diverged (a Signature's),
-    "globals:..." to compare globals too; `result`: the eager run's result (a Value), which
-    says how to compare."""
-    if verdict not in REPRO_KINDS:
+    when this kind of finding gets none (`missing` says why). `observation`: what diverged (a
+    Signature's), "globals:..." to compare globals too; `result`: the eager run's result (a
+    Value), which says how to compare; `facts`: what the finding's runs showed besides
+    (repeated states, the recompile limit, the configuration the program set)."""
+    config = facts.config
+    if verdict is Verdict.HANG:
+        return [hang_repro(program, config=config)]
+    if verdict is Verdict.RECOMPILE_STORM:
+        return [count_repro(program, verdict, repeats=facts.repeats, config=config)] if facts.repeats else []
+    if verdict is Verdict.SPECIALIZATION and facts.limit_hit:
+        return [count_repro(program, verdict, config=config)]
+    if verdict not in VALUE_KINDS and verdict is not Verdict.SPECIALIZATION:  # refused as dynamic: an exception
         return []
-    if program.form is not ProgramForm.HARNESS:
-        return [program.source]  # a script: its own checks, verified like any reproducer
+    if program.form is not ProgramForm.HARNESS:  # a script: its own checks, verified like any reproducer
+        with_config = insert_prelude(program.source, f"import torch\n{config_lines(config)}\n") if config else None
+        return [r for r in (with_config, program.source) if r is not None]
     with_globals = observation.startswith("globals")
-    short = None if with_globals else short_repro(program, tensors=_has_tensor(result))
-    return [r for r in (short, harness_repro(program, with_globals=with_globals)) if r is not None]
+    short = None if with_globals else short_repro(program, tensors=_has_tensor(result), config=config)
+    # last, each side in a fresh process: state one run leaves behind cannot reach the other,
+    # and objects' attributes are compared too
+    return [r for r in (short, harness_repro(program, with_globals=with_globals, config=config),
+                        fresh_repro(program, config=config)) if r is not None]
+
+
+def missing(verdict: Verdict, facts: ReproFacts) -> str:
+    """Why a finding of this kind gets no reproducer to try."""
+    if verdict is Verdict.RECOMPILE_STORM and not facts.repeats:
+        return "no reproducer: the finding's runs do not say which call repeated an earlier call's state"
+    return f"no reproducer for {verdict.name} findings"
 
 
 def _has_tensor(value: object) -> bool:
@@ -184,7 +188,7 @@ def control_of(repro: str) -> str:
                "torch.compile = lambda model=None, **kwargs: model if model is not None else (lambda f: f)\n"
                "torch._dynamo.optimize = lambda *args, **kwargs: (lambda f: f)\n")
     lines = repro.splitlines(keepends=True)
-    insert = _after_future_imports(repro)
+    insert = after_future_imports(repro)
     return "".join(lines[:insert]) + prelude + "".join(lines[insert:])
 
 
@@ -226,43 +230,3 @@ def _run_script(source: str, python: str, timeout: float) -> tuple[int | None, s
         except subprocess.TimeoutExpired:
             return None, f"timed out after {timeout:.0f} s"
         return proc.returncode, proc.stdout + proc.stderr
-
-
-def _top_level_names(source: str) -> tuple[set[str], dict[str, str]]:
-    """Names the module defines, and the modules it imports (module -> the name bound)."""
-    names: set[str] = set()
-    imported: dict[str, str] = {}
-    for node in syntax.parse(source).body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            names.add(node.name)
-        elif isinstance(node, ast.Assign):
-            names.update(t.id for t in node.targets if isinstance(t, ast.Name))
-        elif isinstance(node, ast.Import):
-            for alias in node.names:
-                if "." not in alias.name or alias.asname:
-                    imported[alias.name] = alias.asname or alias.name
-                else:
-                    imported.setdefault(alias.name.split(".")[0], alias.name.split(".")[0])
-    return names, imported
-
-
-def _returns_sequences(source: str) -> bool:
-    """Whether inputs() returns tuples or lists (the runtime passes anything else as one argument)."""
-    inputs = next((node for node in syntax.parse(source).body if isinstance(node, ast.FunctionDef)
-                   and node.name == "inputs"), None)
-    returns = [node.value for node in ast.walk(inputs) if isinstance(node, ast.Return)] if inputs else []
-    return all(isinstance(value, (ast.Tuple, ast.List)) for value in returns if value is not None) or \
-        any(not isinstance(value, (ast.Tuple, ast.List, ast.Call, ast.Constant)) for value in returns)
-
-
-def _after_future_imports(source: str) -> int:
-    """The line index after any docstring and `from __future__` imports."""
-    tree = syntax.parse(source)
-    end = 0
-    for i, node in enumerate(tree.body):
-        is_docstring = i == 0 and isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
-        if is_docstring or isinstance(node, ast.ImportFrom) and node.module == "__future__":
-            end = node.end_lineno or end
-        else:
-            break
-    return end

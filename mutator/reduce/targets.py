@@ -23,7 +23,8 @@ from mutator.program import Program, ProgramError, load_program
 from mutator.reduce import ablation, matters
 from mutator.reduce.canonical import canonical_digest
 from mutator.reduce.reducer import NotReproduced, Reducer, Reduction
-from mutator.reduce.repro import Verification, make_repros, verify
+from mutator.reduce.repro import Verification, make_repros, missing, verify
+from mutator.reduce.repro_facts import ReproFacts
 
 
 @dataclass
@@ -156,10 +157,11 @@ class Targets:
             return
         storage.write_text(reduced_path, reduction.reduced.source)
         outcome.written.append(str(reduced_path))
-        repros = make_repros(reduction.reduced, reduction.signature.verdict,
-                             observation=reduction.signature.observation, result=eager_result(reduction.check))
+        facts = ReproFacts.of(reduction.check)
+        repros = make_repros(reduction.reduced, reduction.signature.verdict, observation=reduction.signature.observation,
+                             result=eager_result(reduction.check), facts=facts)
         if not repros:
-            outcome.repro_note = f"no reproducer for {reduction.signature.kind} findings yet"
+            outcome.repro_note = missing(reduction.signature.verdict, facts)
         for repro in repros:  # shortest first: the first that verifies is kept
             started = time.monotonic()
             outcome.repro = verify(repro)

@@ -28,6 +28,7 @@ from torch._dynamo import utils as dynamo_utils
 
 from mutator.observation import CallRecord, CompiledCallable, Mode, Recompile, RunConfig, TestOutcome
 from mutator.runtime.checks import ProgramSource
+from mutator.runtime.configs import ConfigWatch
 from mutator.runtime.errors import exception_info
 from mutator.runtime.iterators import materialise
 from mutator.runtime.snapshot import signature_of, snapshot
@@ -59,6 +60,7 @@ class Session:
         self._labels: set[str] = set()
         self._codes: dict[str, str] = {}  # Dynamo's frame id ("0" of compile id "0/3") -> code key
         self._escaped: tuple[int, BaseException] | None = None  # the last call's exception, and the call
+        self._config = ConfigWatch() if mode is Mode.COMPILED else None  # what the program sets of Dynamo's
 
     # -- torch.compile and torch._dynamo.optimize, as the program sees them -----------------
     @contextlib.contextmanager
@@ -168,7 +170,8 @@ class Session:
         call = functools.partial(CallRecord, index=index, label=recorder._label, signature=signature,
                                  exact_signature=exact, error_on_graph_break=error_on_graph_break,
                                  test=self.current_test, entry_code=_safe(lambda: _entry_code(recorder._target), ""),
-                                 stdout_at=self.stdout_position())
+                                 stdout_at=self.stdout_position(),
+                                 config=_safe(self._config.changes, ()) if self._config is not None else ())
         try:
             result = recorder._compiled(*args, **kwargs)
         except BaseException as exc:

@@ -1,0 +1,59 @@
+"""What a reproducer needs to know of a finding's runs besides the program: which calls
+repeated an earlier call's state, whether the recompile limit was hit, how long eager took,
+the Dynamo configuration the program ran under."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+
+from mutator import storms
+from mutator.check import CheckResult
+from mutator.observation import CallRecord, Observation
+from mutator.runtime.configs import Changes
+
+
+@dataclass(frozen=True, slots=True)
+class ReproFacts:
+    # (call, earlier call), numbered from 1: a call that recompiled although its inputs and
+    # whole state repeat the earlier call's exactly, and nothing Dynamo documents explains it
+    repeats: tuple[tuple[int, int], ...] = ()
+    limit_hit: bool = False  # a code object hit the recompile limit (one the program did not lower)
+    eager_seconds: float = 0.0
+    config: Changes = ()  # the Dynamo configuration the compiled calls began under, where the program changed it
+
+    @classmethod
+    def of(cls, check: CheckResult) -> ReproFacts:
+        compiled = check.compiled.observation
+        return cls(repeats=repeats(compiled), limit_hit=limit_hit(compiled), eager_seconds=check.eager.seconds,
+                   config=config_of(compiled))
+
+
+def repeats(observation: Observation) -> tuple[tuple[int, int], ...]:
+    """Calls that recompiled on a state that repeats an earlier call's (per reset epoch), every
+    recompilation of them one that documented specialisation does not explain (as in
+    `storms.recompile_storm`, whose rule this shares)."""
+    seen: dict[int, dict[str, CallRecord]] = defaultdict(dict)
+    found: list[tuple[int, int]] = []
+    for call in observation.calls:
+        epoch = seen[call.resets]
+        earlier = epoch.get(call.signature) if call.signature else None
+        if earlier is not None and call.recompiles and \
+                not any(storms._documented(call, recompile, earlier) for recompile in call.recompiles):
+            found.append((call.index + 1, earlier.index + 1))
+        if call.signature:
+            epoch.setdefault(call.signature, call)
+    return tuple(found)
+
+
+def limit_hit(observation: Observation) -> bool:
+    return any(r.limit and not r.lowered for call in observation.calls for r in call.recompiles)
+
+
+def config_of(observation: Observation) -> Changes:
+    """Every configuration entry any compiled call began under, at its first value."""
+    merged: dict[str, str] = {}
+    for call in observation.calls:
+        for name, value in call.config:
+            merged.setdefault(name, value)
+    return tuple(sorted(merged.items()))

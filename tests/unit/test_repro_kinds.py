@@ -1,0 +1,187 @@
+"""Reproducers of every finding kind, as generated source (no torch, nothing run): which
+forms each kind gets and in what order, what they count or time, the configuration lines,
+and the facts taken from a finding's runs."""
+
+from __future__ import annotations
+
+import ast
+import sys
+import types
+
+import pytest
+
+from mutator.observation import CallRecord, Observation, Recompile
+from mutator.program import Program
+from mutator.reduce.repro import control_of, make_repros, missing
+from mutator.reduce.repro_facts import ReproFacts, config_of, limit_hit, repeats
+from mutator.runtime.configs import ConfigWatch
+from mutator.verdict import Verdict
+
+HARNESS = '''\
+import torch
+
+SEEN = []
+
+
+def fn(x):
+    return x + 1
+
+
+def inputs():
+    return (torch.ones(2),)
+
+
+def drive(f):
+    return [f(torch.ones(2)) for _ in range(3)]
+'''
+SCRIPT = '''\
+"""A script."""
+from __future__ import annotations
+
+import torch
+
+opt = torch.compile(lambda x: x + 1, backend="eager")
+print(opt(torch.ones(2)))
+'''
+CONFIG = (("torch._dynamo.config.capture_scalar_outputs", "True"), ("torch._inductor.config.freezing", "True"))
+
+
+def harness() -> Program:
+    return Program.from_source(HARNESS, "h.py")
+
+
+def script() -> Program:
+    return Program.from_source(SCRIPT, "s.py")
+
+
+def parses(source: str) -> None:
+    compile(source, "repro.py", "exec")
+    compile(control_of(source), "control.py", "exec")
+
+
+@pytest.mark.parametrize("verdict", [v for v in Verdict if v.is_finding])
+def test_every_finding_kind_gets_a_reproducer_in_either_form(verdict: Verdict):
+    facts = ReproFacts(repeats=((3, 1),), limit_hit=True)
+    for program in (harness(), script()):
+        repros = make_repros(program, verdict, facts=facts)
+        assert repros, (verdict, program.form)
+        for source in repros:
+            parses(source)
+
+
+def test_a_storm_counts_compilations_on_the_calls_that_repeat_a_state():
+    [source] = make_repros(harness(), Verdict.RECOMPILE_STORM, facts=ReproFacts(repeats=((3, 1), (4, 2))))
+    assert "REPEATS = {3: 1, 4: 2}" in source and 'counters["frames"]["total"]' in source
+    assert "# Fixed: a call that repeats an earlier call's state" in source
+    footer = source.split("# ---- reproducer", 1)[1]
+    assert footer.index("torch.compile = _counting(torch.compile)") < footer.index("drive(torch.compile(fn")
+    assert footer.rstrip().endswith("assert not failure, failure")
+
+
+def test_a_storm_without_the_calls_that_repeat_gets_none_and_says_why():
+    assert make_repros(harness(), Verdict.RECOMPILE_STORM, facts=ReproFacts()) == []
+    assert "which call repeated" in missing(Verdict.RECOMPILE_STORM, ReproFacts())
+
+
+def test_specialisation_at_the_recompile_limit_counts_it_and_one_refused_as_dynamic_compares_values():
+    [source] = make_repros(harness(), Verdict.SPECIALIZATION, facts=ReproFacts(limit_hit=True))
+    assert 'message.startswith("Dynamo recompile limit exceeded")' in source and "REPEATS" not in source
+    refused = make_repros(harness(), Verdict.SPECIALIZATION, facts=ReproFacts())
+    assert len(refused) == 3 and "_same(expected, actual)" in refused[1]
+
+
+def test_a_script_is_counted_from_its_first_line_and_checked_at_exit():
+    [source] = make_repros(script(), Verdict.SPECIALIZATION, facts=ReproFacts(limit_hit=True))
+    lines = source.splitlines()
+    assert lines[:3] == ['"""A script."""', "from __future__ import annotations", "# ---- reproducer: counts what "
+                         "Dynamo compiles during each call; exits 1 while Dynamo hits its recompile limit ----"]
+    assert source.index("atexit.register(_exit_check)") < source.index("opt = torch.compile(")
+    assert "os._exit(1)" in source
+
+
+def test_a_hang_runs_the_compiled_side_under_a_time_limit_in_a_child_process():
+    [source] = make_repros(harness(), Verdict.HANG)
+    assert "FACTOR, MARGIN = 10.0, 30.0" in source and '_side("compiled", scratch, timeout=limit)' in source
+    assert "except subprocess.TimeoutExpired:" in source
+    [scripted] = make_repros(script(), Verdict.HANG)
+    assert scripted.index('"REPRO_SIDE" not in os.environ') < scripted.index("opt = torch.compile(")
+
+
+def test_value_kinds_try_the_short_form_then_the_long_one_then_fresh_processes():
+    short, long, fresh = make_repros(harness(), Verdict.MISMATCH)
+    assert len(short) < len(long) and "each in a fresh process" in fresh
+    assert 'observed["result"] = drive(f)' in fresh and '"globals": _program_data()' in fresh
+    assert "vars(value).items()" in fresh  # objects' attributes are compared
+    no_drive = Program.from_source(HARNESS.split("\n\ndef drive")[0] + "\n", "nd.py")
+    assert 'observed["args"] = args' in make_repros(no_drive, Verdict.CRASH)[-1]
+
+
+def test_every_form_sets_the_configuration_the_program_ran_under_before_it_compiles():
+    facts = ReproFacts(repeats=((2, 1),), limit_hit=True, config=CONFIG)
+    for verdict in (Verdict.MISMATCH, Verdict.HANG, Verdict.RECOMPILE_STORM, Verdict.SPECIALIZATION):
+        for source in make_repros(harness(), verdict, facts=facts):
+            assert "import torch._inductor.config\n" in source
+            at = source.index("torch._dynamo.config.capture_scalar_outputs = True")
+            assert source.index("torch._inductor.config.freezing = True") > at
+            assert at < source.index("torch.compile(fn"), verdict
+    with_config, plain = make_repros(script(), Verdict.MISMATCH, facts=facts)
+    assert plain == SCRIPT and with_config.index("capture_scalar_outputs = True") < with_config.index("opt = ")
+    assert "capture_scalar_outputs" not in make_repros(harness(), Verdict.MISMATCH)[0]
+
+
+def call(index: int, signature: str, *recompiles: Recompile, config: tuple[tuple[str, str], ...] = (),
+         resets: int = 0) -> CallRecord:
+    return CallRecord(index=index, label="fn", args=None, kwargs=None, signature=signature,
+                      exact_signature=signature, recompiles=recompiles, entry_code="fn@p.py:3", config=config,
+                      resets=resets)
+
+
+def test_facts_name_the_calls_that_recompiled_on_a_repeated_state_as_the_oracle_does():
+    value = Recompile("fn@p.py:3", "L['k'] == 1")
+    identity = Recompile("fn@p.py:3", "___check_obj_id(L['m'], 1234)")
+    observation = Observation(calls=(
+        call(0, "a"), call(1, "b", value), call(2, "a", value),  # a real repeat of call 1
+        call(3, "b", identity),  # a fresh object's identity: documented
+        call(4, "a", value, resets=1),  # after torch._dynamo.reset(): compiling again is expected
+    ))
+    assert repeats(observation) == ((3, 1),)
+
+
+def test_facts_say_whether_the_limit_was_hit_unless_the_program_lowered_it():
+    hit = Recompile("fn@p.py:3", "L['k'] == 8", limit=True)
+    lowered = Recompile("fn@p.py:3", "L['k'] == 2", limit=True, lowered=True)
+    assert limit_hit(Observation(calls=(call(0, "a", hit),)))
+    assert not limit_hit(Observation(calls=(call(0, "a", lowered),)))
+
+
+def test_facts_keep_each_configuration_entry_at_its_first_value():
+    observation = Observation(calls=(call(0, "a"), call(1, "b", config=(("m.x", "True"),)),
+                                     call(2, "c", config=(("m.x", "False"), ("m.y", "3")))))
+    assert config_of(observation) == (("m.x", "True"), ("m.y", "3"))
+
+
+class _FakeConfig(types.ModuleType):
+    """Stands in for a torch config module: `_get_dict` and `_config` are all ConfigWatch reads."""
+
+    def __init__(self, name: str, **values: object) -> None:
+        super().__init__(name)
+        self.values = dict(values)
+        self._config = {k: types.SimpleNamespace(default=v) for k, v in values.items()}
+
+    def _get_dict(self, readonly_values: bool = False) -> dict[str, object]:
+        return dict(self.values)
+
+
+def test_config_watch_reports_what_changed_since_the_run_began_as_literals(monkeypatch: pytest.MonkeyPatch):
+    dynamo = _FakeConfig("torch._dynamo.config", flag=False, limit=8, hook=None)
+    monkeypatch.setitem(sys.modules, "torch._dynamo.config", dynamo)
+    monkeypatch.delitem(sys.modules, "torch._inductor.config", raising=False)
+    watch = ConfigWatch()
+    assert watch.changes() == ()
+    dynamo.values.update(flag=True, limit=2, hook=object())  # a callable's repr does not read back
+    inductor = _FakeConfig("torch._inductor.config", threads=1)
+    inductor.values["threads"] = 4  # imported after the run began: compared with its defaults
+    monkeypatch.setitem(sys.modules, "torch._inductor.config", inductor)
+    assert watch.changes() == (("torch._dynamo.config.flag", "True"), ("torch._dynamo.config.limit", "2"),
+                               ("torch._inductor.config.threads", "4"))
+    assert all(ast.literal_eval(value) is not None for _, value in watch.changes())
