@@ -10,6 +10,7 @@ interesting).
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
@@ -24,12 +25,15 @@ _PASS_LINE = cst.SimpleStatementLine([cst.Pass()])
 # -- statements: delete chunks, lift blocks ----------------------------------------------
 class _BodyEditor(cst.CSTTransformer):
     """Counts statement bodies (the module's, then every indented block, in source order)
-    and lets `edit` rewrite the statement list of body number `target`."""
+    and lets `edit` rewrite the statement list of body number `target`; `inspect` sees
+    every body's statements with its number."""
 
-    def __init__(self, target: int | None, edit: Callable[[list[cst.BaseStatement]], list[cst.BaseStatement]]):
+    def __init__(self, target: int | None, edit: Callable[[list[cst.BaseStatement]], list[cst.BaseStatement]],
+                 inspect: Callable[[int, list[cst.BaseStatement]], None] | None = None):
         super().__init__()
         self.target = target
         self.edit = edit
+        self.inspect = inspect
         self.bodies: list[int] = []  # statement count of each body, in visit order
         self._stack: list[int] = []
 
@@ -42,12 +46,12 @@ class _BodyEditor(cst.CSTTransformer):
         return True
 
     def leave_Module(self, original: cst.Module, updated: cst.Module) -> cst.Module:
-        if self._stack.pop() == self.target:
+        if self._leave(updated.body) == self.target:
             return updated.with_changes(body=self.edit(list(updated.body)))
         return updated
 
     def leave_IndentedBlock(self, original: cst.IndentedBlock, updated: cst.IndentedBlock) -> cst.IndentedBlock:
-        if self._stack.pop() == self.target:
+        if self._leave(updated.body) == self.target:
             body = self.edit(list(updated.body))
             return updated.with_changes(body=body or [_PASS_LINE])
         return updated
@@ -56,6 +60,12 @@ class _BodyEditor(cst.CSTTransformer):
         self._stack.append(len(self.bodies))
         self.bodies.append(size)
 
+    def _leave(self, body: Sequence[cst.BaseStatement]) -> int:
+        number = self._stack.pop()
+        if self.inspect is not None:
+            self.inspect(number, list(body))
+        return number
+
 
 def _body_sizes(module: cst.Module) -> list[int]:
     editor = _BodyEditor(None, lambda body: body)
@@ -63,40 +73,46 @@ def _body_sizes(module: cst.Module) -> list[int]:
     return editor.bodies
 
 
+def _inspect_bodies(module: cst.Module, inspect: Callable[[int, list[cst.BaseStatement]], None]) -> None:
+    """`inspect(number, statements)` for every body, in one walk."""
+    module.visit(_BodyEditor(None, lambda body: body, inspect))
+
+
 def _edit_body(module: cst.Module, target: int,
                edit: Callable[[list[cst.BaseStatement]], list[cst.BaseStatement]]) -> cst.Module:
     return module.visit(_BodyEditor(target, edit))
 
 
-def delete_statements(module: cst.Module) -> Iterator[cst.Module]:
+def delete_statements(module: cst.Module, *, start: int = 0) -> Iterator[cst.Module]:
     """Delete runs of statements in every body: definitions, imports, docstrings, calls.
 
     Chunks halve in size, as in delta debugging: a whole body (which becomes `pass`), its
     halves, quarters, ..., single statements; bigger chunks of any body come first.
+    `start`: candidates before this one are not built.
     """
     plan: list[tuple[int, int, int]] = []  # (chunk size, body, start)
     for target, size in enumerate(_body_sizes(module)):
         chunk = size
         while chunk >= 1:
-            plan += [(chunk, target, start) for start in range(0, size, chunk)]
+            plan += [(chunk, target, first) for first in range(0, size, chunk)]
             chunk //= 2
-    for chunk, target, start in sorted(plan, key=lambda step: -step[0]):  # stable: bodies in source order
-        yield _edit_body(module, target, lambda body, s=start, e=start + chunk: body[:s] + body[e:])
+    plan.sort(key=lambda step: -step[0])  # stable: bodies in source order
+    for chunk, target, first in plan[start:]:
+        yield _edit_body(module, target, lambda body, s=first, e=first + chunk: body[:s] + body[e:])
 
 
-def lift_blocks(module: cst.Module) -> Iterator[cst.Module]:
+def lift_blocks(module: cst.Module, *, start: int = 0) -> Iterator[cst.Module]:
     """Replace an `if`/`for`/`while`/`with`/`try` statement by one of its bodies."""
-    for target, size in enumerate(_body_sizes(module)):
-        for index in range(size):
-            found: list[int] = []
+    plan: list[tuple[int, int, int]] = []  # (body, statement, which of its bodies)
 
-            def count(body: list[cst.BaseStatement], i: int = index) -> list[cst.BaseStatement]:
-                found.append(len(_inner_bodies(body[i])))
-                return body
-            _edit_body(module, target, count)
-            for choice in range(found[0] if found else 0):
-                yield _edit_body(module, target, lambda body, i=index, c=choice:
-                                 body[:i] + list(_inner_bodies(body[i])[c]) + body[i + 1:])
+    def inspect(target: int, body: list[cst.BaseStatement]) -> None:
+        plan.extend((target, index, choice) for index, statement in enumerate(body)
+                    for choice in range(len(_inner_bodies(statement))))
+    _inspect_bodies(module, inspect)
+    plan.sort(key=lambda step: step[0])  # bodies are inspected as they are left; propose in source order
+    for target, index, choice in plan[start:]:
+        yield _edit_body(module, target, lambda body, i=index, c=choice:
+                         body[:i] + list(_inner_bodies(body[i])[c]) + body[i + 1:])
 
 
 def _inner_bodies(statement: cst.BaseStatement) -> list[Sequence[cst.BaseStatement]]:
@@ -153,12 +169,12 @@ class _NodeEditor(cst.CSTTransformer):
 
 def node_pass(alternatives: Callable[[cst.CSTNode], list[cst.CSTNode]]) -> Pass:
     """A pass trying, node by node, every alternative `alternatives` offers for it."""
-    def run(module: cst.Module) -> Iterator[cst.Module]:
+    def run(module: cst.Module, *, start: int = 0) -> Iterator[cst.Module]:
         counter = _NodeEditor(alternatives, None)
         module.visit(counter)
-        for index, count in enumerate(counter.counts):
-            for choice in range(count):
-                yield module.visit(_NodeEditor(alternatives, (index, choice)))
+        plan = [(index, choice) for index, count in enumerate(counter.counts) for choice in range(count)]
+        for step in plan[start:]:
+            yield module.visit(_NodeEditor(alternatives, step))
     run.__name__ = alternatives.__name__
     return run
 
@@ -228,36 +244,23 @@ def simpler_expressions(node: cst.CSTNode) -> list[cst.CSTNode]:
     return [_unparenthesized(part) for part in parts]
 
 
-def inline_names(module: cst.Module) -> Iterator[cst.Module]:
+def inline_names(module: cst.Module, *, start: int = 0) -> Iterator[cst.Module]:
     """`h = x` followed by uses of `h`: the uses become `x` and the assignment goes.
 
     Only for a name assigned once in its body, from a name, an attribute or a literal (so
     nothing is evaluated twice or out of order)."""
-    for target, size in enumerate(_body_sizes(module)):
-        for index in range(size):
-            yield from _inline_at(module, target, index)
+    plan: list[tuple[int, int, str, cst.BaseExpression]] = []  # (body, statement, name, value)
 
-
-def _inline_at(module: cst.Module, target: int, index: int) -> Iterator[cst.Module]:
-    found: list[tuple[str, cst.BaseExpression]] = []
-
-    def inspect(body: list[cst.BaseStatement]) -> list[cst.BaseStatement]:
-        assignment = _simple_assignment(body[index])
-        if assignment is not None:
-            name = assignment[0]
-            assigned_again = any(_assigns(statement, name) for statement in body[index + 1:])
-            if not assigned_again:
-                found.append(assignment)
-        return body
-    _edit_body(module, target, inspect)
-    if not found:
-        return
-    name, value = found[0]
-
-    def inline(body: list[cst.BaseStatement]) -> list[cst.BaseStatement]:
-        rest = [statement.visit(_Substitute(name, value)) for statement in body[index + 1:]]
-        return body[:index] + rest  # type: ignore[operator]
-    yield _edit_body(module, target, inline)
+    def inspect(target: int, body: list[cst.BaseStatement]) -> None:
+        for index, statement in enumerate(body):
+            assignment = _simple_assignment(statement)
+            if assignment is not None and not any(_assigns(later, assignment[0]) for later in body[index + 1:]):
+                plan.append((target, index, *assignment))
+    _inspect_bodies(module, inspect)
+    plan.sort(key=lambda step: step[0])
+    for target, index, name, value in plan[start:]:
+        yield _edit_body(module, target, lambda body, i=index, n=name, v=value:
+                         body[:i] + [statement.visit(_Substitute(n, v)) for statement in body[i + 1:]])
 
 
 def _simple_assignment(statement: cst.BaseStatement) -> tuple[str, cst.BaseExpression] | None:
@@ -794,18 +797,26 @@ class _DocstringRemover(cst.CSTTransformer):
 class NamedPass:
     name: str
     run: Pass
+    skips: bool = False  # run(module, start=n) builds nothing before its candidate n
+
+    def proposals(self, module: cst.Module, start: int = 0) -> Iterator[tuple[int, cst.Module]]:
+        """(position, candidate) from candidate `start` on: after a kept candidate the
+        problem goes on about where it was, and what comes before is not built again."""
+        if self.skips:
+            return enumerate(self.run(module, start=start), start)  # type: ignore[call-arg]
+        return itertools.islice(enumerate(self.run(module)), start, None)
 
 
 PASSES: tuple[NamedPass, ...] = (
     NamedPass("strip comments", strip_comments),
     NamedPass("drop unused definitions and docstrings", drop_unused),
-    NamedPass("delete statements", delete_statements),
-    NamedPass("lift blocks", lift_blocks),
+    NamedPass("delete statements", delete_statements, skips=True),
+    NamedPass("lift blocks", lift_blocks, skips=True),
     NamedPass("inline helpers called once", inline_helpers),
-    NamedPass("inline names", inline_names),
+    NamedPass("inline names", inline_names, skips=True),
     NamedPass("remove parameters with their arguments", remove_parameter_everywhere),
     NamedPass("remove a parameter of fn with its input", remove_harness_argument),
-    NamedPass("fewer arguments, parameters, bases, decorators, items", node_pass(fewer_parts)),
-    NamedPass("simpler expressions", node_pass(simpler_expressions)),
-    NamedPass("smaller literals", node_pass(smaller_literals)),
+    NamedPass("fewer arguments, parameters, bases, decorators, items", node_pass(fewer_parts), skips=True),
+    NamedPass("simpler expressions", node_pass(simpler_expressions), skips=True),
+    NamedPass("smaller literals", node_pass(smaller_literals), skips=True),
 )

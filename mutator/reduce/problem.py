@@ -125,17 +125,17 @@ class ReductionProblem:
         except cst.ParserSyntaxError:
             return
         current_key = size_key(self.current)
-        proposals = enumerate(named.run(module))
+        proposals = named.proposals(module, skip)
         while True:
             try:
                 position, candidate = next(proposals)
-                source = candidate.code if position >= skip else ""
+                source = candidate.code
             except StopIteration:
                 return
             except Exception as exc:  # a pass that fails on some program ends, the reduction goes on
                 self.stats.pass_errors.append(f"{named.name}: {type(exc).__name__}: {exc}"[:300])
                 return
-            if source and size_key(source) < current_key and self._admissible(source):
+            if size_key(source) < current_key and self._admissible(source):
                 yield position, source
 
     def _first_interesting(self, candidates: Iterator[tuple[int, str]], stats: PassStats) -> int | None:

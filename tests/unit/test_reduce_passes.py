@@ -6,7 +6,7 @@ import libcst as cst
 
 from mutator.reduce.passes import (
     delete_statements, drop_unused, fewer_parts, inline_helpers, inline_names, lift_blocks, node_pass, remove_harness_argument,
-    remove_parameter_everywhere,
+    PASSES, remove_parameter_everywhere,
     simpler_expressions, smaller_literals, strip_comments,
 )
 
@@ -434,3 +434,20 @@ def test_drop_unused_takes_every_unreferenced_definition_and_docstring_in_one_ca
         COMPILE_KWARGS = {"fullgraph": True}
         """)]  # SCALE goes next round, once `unused` is gone
     assert candidates(drop_unused, "import torch\ndef fn(x):\n    return torch.relu(x)\n") == []
+
+
+def test_a_pass_that_skips_proposes_from_start_what_it_would_have_proposed_there():
+    source = code("""
+        def f(x):
+            if x:
+                y = 2
+                return x + y
+            return [x, 3]
+        z = f(4)
+    """)
+    module = cst.parse_module(source)
+    for named in PASSES:
+        every = [candidate.code for _, candidate in named.proposals(module)]
+        later = list(named.proposals(module, 3))
+        assert [position for position, _ in later] == list(range(3, len(every)))
+        assert [candidate.code for _, candidate in later] == every[3:], named.name
