@@ -91,6 +91,7 @@ def fuzz(ctx: click.Context, corpus_dirs: tuple[str, ...], out: Path, duration: 
     workers are Ray actors; with --sync-dir and --name, instances on any number of
     machines share what they find."""
     out = _instance_out(ctx, out, sync_dir, instance)
+    known_bugs = _known_bugs(out, known_paths)  # before anything is written: a wrong path is a usage error
     try:
         if resume:
             _refuse_changed_options(ctx, out)
@@ -106,7 +107,7 @@ def fuzz(ctx: click.Context, corpus_dirs: tuple[str, ...], out: Path, duration: 
     except (CampaignError, StorageError) as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(EXIT_USAGE)
-    known = _known(campaign, known_paths)
+    known = KnownHits(campaign.root, known_bugs) if known_bugs is not None else None
     config = campaign.config
     seeds: list = []
     if not resume:
@@ -200,19 +201,20 @@ def _instance_out(ctx: click.Context, out: Path, sync_dir: Path | None, instance
         raise click.UsageError(str(exc)) from None
 
 
-def _known(campaign: Campaign, paths: tuple[Path, ...]) -> KnownHits | None:
-    """The bugs filed before, from --known, else from what an earlier session used."""
-    previous = [p for p in KnownHits.sources_of(campaign.root) if p.exists()]
-    chosen = list(paths) or previous
+def _known_bugs(out: Path, paths: tuple[Path, ...]) -> KnownBugs | None:
+    """The bugs filed before, from --known, else from what an earlier session of the
+    campaign in `out` used (its known.json); never the campaign itself."""
+    previous = [p for p in KnownHits.sources_of(out) if p.exists()]
+    chosen = [p for p in (list(paths) or previous) if p.resolve() != out.resolve()]
     if not chosen:
         return None
     try:
-        bugs = KnownBugs.load([p for p in chosen if p.resolve() != campaign.root.resolve()])
+        bugs = KnownBugs.load(chosen)
     except KnownError as exc:
         raise click.BadParameter(str(exc), param_hint="--known") from None
     for problem in bugs.problems:
         click.echo(f"warning: {problem}", err=True)
-    return KnownHits(campaign.root, bugs)
+    return bugs
 
 
 def _llm_config(campaign: Campaign, *, no_llm: bool, model: str | None, budget_calls: int | None,

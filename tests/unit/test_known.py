@@ -180,3 +180,36 @@ def test_a_signature_filed_here_before_goes_on_counting_here(tmp_path: Path):
     _hit(fuzzer, _crash())
     [finding] = fuzzer.store.findings.values()
     assert finding.hits == 2 and fuzzer.stats.known == 0
+
+
+class _Reduced:
+    """A background reduction that has finished: `completed` gives it once."""
+
+    def __init__(self, directory: str, source: str) -> None:
+        from mutator.reduce.problem import ReductionStats
+        from mutator.reduce.reducer import Reduction
+        from mutator.reduce.targets import Outcome
+
+        program = Program.from_source(source, "reduced.py")
+        reduction = Reduction(program, program, Signature.of(_crash()), _crash(source), True, ReductionStats(), 1.0)
+        self.done = [(directory, Outcome(directory, reduction=reduction))]
+        self.pending = 0
+
+    def completed(self):  # type: ignore[no-untyped-def]
+        done, self.done = self.done, []
+        return done
+
+
+def test_a_finding_that_reduces_to_a_known_program_is_marked_known(tmp_path: Path):
+    write_finding(tmp_path / "first", CRASH, reduced=REDUCED)  # another signature, the same program
+    fuzzer = _fuzzer(tmp_path / "second", KnownHits(tmp_path / "second", KnownBugs.load([tmp_path / "first"])))
+    big = REDUCED + "\n\ndef unused():\n    return 1\n"
+    _hit(fuzzer, _crash(big, type_name="KeyError"))
+    [finding] = fuzzer.store.findings.values()
+    assert finding.is_new
+    fuzzer.reduction = _Reduced(finding.directory, REDUCED.replace("03d", "x"))  # type: ignore[assignment]
+    fuzzer.collect_reductions()
+    record = json.loads((tmp_path / "second" / finding.directory / "finding.json").read_text())
+    assert record["known"]["by"] == "canonical form" and record["known"]["where"].startswith(str(tmp_path / "first"))
+    assert fuzzer.snapshot()["findings"] == 0 and fuzzer.snapshot()["known_findings"] == 1
+    assert "filed before in" in (tmp_path / "second" / finding.directory / "README.md").read_text()
