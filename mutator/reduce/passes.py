@@ -10,6 +10,7 @@ interesting).
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -22,65 +23,71 @@ Pass = Callable[[cst.Module], Iterator[cst.Module]]
 _PASS_LINE = cst.SimpleStatementLine([cst.Pass()])
 
 
-# -- statements: delete chunks, lift blocks ----------------------------------------------
-class _BodyEditor(cst.CSTTransformer):
-    """Counts statement bodies (the module's, then every indented block, in source order)
-    and lets `edit` rewrite the statement list of body number `target`; `inspect` sees
-    every body's statements with its number."""
+# -- editing one node: rebuild only its ancestors ------------------------------------------
+class _Ancestry(cst.CSTVisitor):
+    """One walk recording, for the nodes `wanted` picks, the path from the module down to
+    each: a candidate then rebuilds only that path (a whole-tree transform per candidate
+    cost ~10 ms of libcst). Import statements are not entered (`import a.b` holds an
+    Attribute that must stay a dotted name)."""
 
-    def __init__(self, target: int | None, edit: Callable[[list[cst.BaseStatement]], list[cst.BaseStatement]],
-                 inspect: Callable[[int, list[cst.BaseStatement]], None] | None = None):
+    def __init__(self, wanted: Callable[[cst.CSTNode], bool], *, post_order: bool) -> None:
         super().__init__()
-        self.target = target
-        self.edit = edit
-        self.inspect = inspect
-        self.bodies: list[int] = []  # statement count of each body, in visit order
-        self._stack: list[int] = []
+        self._wanted = wanted
+        self._post_order = post_order
+        self._stack: list[cst.CSTNode] = []
+        self.paths: list[tuple[cst.CSTNode, ...]] = []
 
-    def visit_Module(self, node: cst.Module) -> bool:
-        self._enter(len(node.body))
-        return True
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        self._stack.append(node)
+        if not self._post_order and self._wanted(node):
+            self.paths.append(tuple(self._stack))
+        return not isinstance(node, (cst.Import, cst.ImportFrom))
 
-    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> bool:
-        self._enter(len(node.body))
-        return True
-
-    def leave_Module(self, original: cst.Module, updated: cst.Module) -> cst.Module:
-        if self._leave(updated.body) == self.target:
-            return updated.with_changes(body=self.edit(list(updated.body)))
-        return updated
-
-    def leave_IndentedBlock(self, original: cst.IndentedBlock, updated: cst.IndentedBlock) -> cst.IndentedBlock:
-        if self._leave(updated.body) == self.target:
-            body = self.edit(list(updated.body))
-            return updated.with_changes(body=body or [_PASS_LINE])
-        return updated
-
-    def _enter(self, size: int) -> None:
-        self._stack.append(len(self.bodies))
-        self.bodies.append(size)
-
-    def _leave(self, body: Sequence[cst.BaseStatement]) -> int:
-        number = self._stack.pop()
-        if self.inspect is not None:
-            self.inspect(number, list(body))
-        return number
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        if self._post_order and self._wanted(original_node):
+            self.paths.append(tuple(self._stack))
+        self._stack.pop()
 
 
-def _body_sizes(module: cst.Module) -> list[int]:
-    editor = _BodyEditor(None, lambda body: body)
-    module.visit(editor)
-    return editor.bodies
+def _replaced(path: tuple[cst.CSTNode, ...], new: cst.CSTNode) -> cst.Module:
+    """The module (path[0]) with path[-1] replaced by `new`; raises CSTValidationError
+    when an ancestor does not take it."""
+    for parent, old in zip(reversed(path[:-1]), reversed(path[1:])):
+        new = _with_child(parent, old, new)
+    return new  # type: ignore[return-value]
 
 
-def _inspect_bodies(module: cst.Module, inspect: Callable[[int, list[cst.BaseStatement]], None]) -> None:
-    """`inspect(number, statements)` for every body, in one walk."""
-    module.visit(_BodyEditor(None, lambda body: body, inspect))
+def _with_child(parent: cst.CSTNode, old: cst.CSTNode, new: cst.CSTNode) -> cst.CSTNode:
+    for field in dataclasses.fields(parent):
+        value = getattr(parent, field.name)
+        if value is old:
+            return parent.with_changes(**{field.name: new})
+        if isinstance(value, (tuple, list)) and any(item is old for item in value):
+            return parent.with_changes(**{field.name: [new if item is old else item for item in value]})
+    raise ValueError(f"{type(old).__name__} is not a child of {type(parent).__name__}")
 
 
-def _edit_body(module: cst.Module, target: int,
-               edit: Callable[[list[cst.BaseStatement]], list[cst.BaseStatement]]) -> cst.Module:
-    return module.visit(_BodyEditor(target, edit))
+# -- statements: delete chunks, lift blocks ----------------------------------------------
+Body = tuple[cst.CSTNode, ...]  # the path from the module down to a Module or IndentedBlock
+
+
+def _bodies(module: cst.Module) -> list[Body]:
+    """Every statement body (the module's, then every indented block), in source order."""
+    ancestry = _Ancestry(lambda node: isinstance(node, (cst.Module, cst.IndentedBlock)), post_order=False)
+    module.visit(ancestry)
+    return ancestry.paths
+
+
+def _statements(body: Body) -> list[cst.BaseStatement]:
+    return list(body[-1].body)  # type: ignore[attr-defined]
+
+
+def _edit_body(body: Body, edit: Callable[[list[cst.BaseStatement]], list[cst.BaseStatement]]) -> cst.Module:
+    node = body[-1]
+    statements = edit(_statements(body))
+    if isinstance(node, cst.IndentedBlock):
+        statements = statements or [_PASS_LINE]
+    return _replaced(body, node.with_changes(body=statements))
 
 
 def delete_statements(module: cst.Module, *, start: int = 0) -> Iterator[cst.Module]:
@@ -90,29 +97,26 @@ def delete_statements(module: cst.Module, *, start: int = 0) -> Iterator[cst.Mod
     halves, quarters, ..., single statements; bigger chunks of any body come first.
     `start`: candidates before this one are not built.
     """
+    bodies = _bodies(module)
     plan: list[tuple[int, int, int]] = []  # (chunk size, body, start)
-    for target, size in enumerate(_body_sizes(module)):
-        chunk = size
+    for target, body in enumerate(bodies):
+        size = chunk = len(_statements(body))
         while chunk >= 1:
             plan += [(chunk, target, first) for first in range(0, size, chunk)]
             chunk //= 2
     plan.sort(key=lambda step: -step[0])  # stable: bodies in source order
     for chunk, target, first in plan[start:]:
-        yield _edit_body(module, target, lambda body, s=first, e=first + chunk: body[:s] + body[e:])
+        yield _edit_body(bodies[target], lambda body, s=first, e=first + chunk: body[:s] + body[e:])
 
 
 def lift_blocks(module: cst.Module, *, start: int = 0) -> Iterator[cst.Module]:
     """Replace an `if`/`for`/`while`/`with`/`try` statement by one of its bodies."""
-    plan: list[tuple[int, int, int]] = []  # (body, statement, which of its bodies)
-
-    def inspect(target: int, body: list[cst.BaseStatement]) -> None:
-        plan.extend((target, index, choice) for index, statement in enumerate(body)
-                    for choice in range(len(_inner_bodies(statement))))
-    _inspect_bodies(module, inspect)
-    plan.sort(key=lambda step: step[0])  # bodies are inspected as they are left; propose in source order
-    for target, index, choice in plan[start:]:
-        yield _edit_body(module, target, lambda body, i=index, c=choice:
-                         body[:i] + list(_inner_bodies(body[i])[c]) + body[i + 1:])
+    bodies = _bodies(module)
+    plan = [(body, index, choice) for body in bodies for index, statement in enumerate(_statements(body))
+            for choice in range(len(_inner_bodies(statement)))]  # (body, statement, which of its bodies)
+    for body, index, choice in plan[start:]:
+        yield _edit_body(body, lambda statements, i=index, c=choice:
+                         statements[:i] + list(_inner_bodies(statements[i])[c]) + statements[i + 1:])
 
 
 def _inner_bodies(statement: cst.BaseStatement) -> list[Sequence[cst.BaseStatement]]:
@@ -135,46 +139,26 @@ def _inner_bodies(statement: cst.BaseStatement) -> list[Sequence[cst.BaseStateme
 
 
 # -- nodes: one replacement at a time ------------------------------------------------------
-class _NodeEditor(cst.CSTTransformer):
-    """Numbers the nodes `alternatives` has something for (post-order) and replaces node
-    `target` by its alternative number `choice`."""
-
-    def __init__(self, alternatives: Callable[[cst.CSTNode], list[cst.CSTNode]], target: tuple[int, int] | None):
-        super().__init__()
-        self.alternatives = alternatives
-        self.target = target
-        self.counts: list[int] = []
-
-    def visit_Import(self, node: cst.Import) -> bool:
-        return False  # `import a.b` holds an Attribute that must stay a dotted name
-
-    def visit_ImportFrom(self, node: cst.ImportFrom) -> bool:
-        return False
-
-    def on_leave(self, original: cst.CSTNode, updated: cst.CSTNode) -> cst.CSTNode:  # type: ignore[override]
-        options = []
-        if self.target is None or len(self.counts) <= self.target[0]:
-            try:
-                options = self.alternatives(updated)
-            except cst.CSTValidationError:  # an alternative libcst cannot write: not offered
-                options = []
-        if not options:
-            return updated
-        index = len(self.counts)
-        self.counts.append(len(options))
-        if self.target is not None and index == self.target[0]:
-            return options[self.target[1]]
-        return updated
-
-
 def node_pass(alternatives: Callable[[cst.CSTNode], list[cst.CSTNode]]) -> Pass:
-    """A pass trying, node by node, every alternative `alternatives` offers for it."""
+    """A pass trying, node by node (children before their parents), every alternative
+    `alternatives` offers for it; an alternative libcst cannot write is not offered."""
     def run(module: cst.Module, *, start: int = 0) -> Iterator[cst.Module]:
-        counter = _NodeEditor(alternatives, None)
-        module.visit(counter)
-        plan = [(index, choice) for index, count in enumerate(counter.counts) for choice in range(count)]
-        for step in plan[start:]:
-            yield module.visit(_NodeEditor(alternatives, step))
+        options: dict[int, list[cst.CSTNode]] = {}
+
+        def wanted(node: cst.CSTNode) -> bool:
+            try:
+                options[id(node)] = alternatives(node)
+            except cst.CSTValidationError:
+                return False
+            return bool(options[id(node)])
+        ancestry = _Ancestry(wanted, post_order=True)
+        module.visit(ancestry)
+        plan = [(path, choice) for path in ancestry.paths for choice in options[id(path[-1])]]
+        for path, choice in plan[start:]:
+            try:
+                yield _replaced(path, choice)
+            except cst.CSTValidationError:  # an ancestor refuses it: proposed as no change
+                yield module
     run.__name__ = alternatives.__name__
     return run
 
@@ -249,18 +233,16 @@ def inline_names(module: cst.Module, *, start: int = 0) -> Iterator[cst.Module]:
 
     Only for a name assigned once in its body, from a name, an attribute or a literal (so
     nothing is evaluated twice or out of order)."""
-    plan: list[tuple[int, int, str, cst.BaseExpression]] = []  # (body, statement, name, value)
-
-    def inspect(target: int, body: list[cst.BaseStatement]) -> None:
-        for index, statement in enumerate(body):
+    plan: list[tuple[Body, int, str, cst.BaseExpression]] = []  # (body, statement, name, value)
+    for body in _bodies(module):
+        statements = _statements(body)
+        for index, statement in enumerate(statements):
             assignment = _simple_assignment(statement)
-            if assignment is not None and not any(_assigns(later, assignment[0]) for later in body[index + 1:]):
-                plan.append((target, index, *assignment))
-    _inspect_bodies(module, inspect)
-    plan.sort(key=lambda step: step[0])
-    for target, index, name, value in plan[start:]:
-        yield _edit_body(module, target, lambda body, i=index, n=name, v=value:
-                         body[:i] + [statement.visit(_Substitute(n, v)) for statement in body[i + 1:]])
+            if assignment is not None and not any(_assigns(later, assignment[0]) for later in statements[index + 1:]):
+                plan.append((body, index, *assignment))
+    for body, index, name, value in plan[start:]:
+        yield _edit_body(body, lambda statements, i=index, n=name, v=value:
+                         statements[:i] + [later.visit(_Substitute(n, v)) for later in statements[i + 1:]])
 
 
 def _simple_assignment(statement: cst.BaseStatement) -> tuple[str, cst.BaseExpression] | None:
