@@ -234,3 +234,23 @@ def test_candidates_that_orphan_a_name_cost_no_run():
     unbound = unbound_names(ast.parse(source))
     assert not any(orphans_a_name(s, unbound) for s in submitted)
     assert orphans_a_name(source.replace("def helper(a, b):\n    return a * b + math.pi\n", ""), unbound)
+
+
+def test_rounds_after_the_first_run_the_passes_by_their_yield():
+    order = []
+
+    def barren(module):
+        order.append((problem.stats.rounds, "barren"))
+        yield from (cst.parse_module(f"x = {i}\n") for i in range(3))  # never interesting
+
+    def fruitful(module):
+        order.append((problem.stats.rounds, "fruitful"))
+        if len(module.code) > len("x=1\n"):
+            yield cst.parse_module(module.code.replace(" ", "", 1))
+
+    problem = ReductionProblem("x = 12345\n", lambda sources: ["=" in s and " " not in s[3:] for s in sources])
+    problem.run([NamedPass("barren", barren), NamedPass("fruitful", fruitful)])
+    first = {}
+    for number, name in order:
+        first.setdefault(number, name)
+    assert first[1] == "barren" and first[2] == "fruitful" and problem.current == "x=12345\n"
