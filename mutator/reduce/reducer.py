@@ -104,7 +104,8 @@ class Reducer:
             unbound = None
 
         def worth_running(source: str) -> bool:
-            return admissible(source, program) and not orphans_a_name(source, unbound)
+            return admissible(source, program) and compiles(source, program.name) \
+                and not orphans_a_name(source, unbound)
 
         problem = ReductionProblem(
             program.source, lambda sources: self.interesting(sources, target),
@@ -207,6 +208,17 @@ def admissible(source: str, original: Program) -> bool:
     if candidate.form is not original.form:
         return False
     return candidate.form is not ProgramForm.HARNESS or _inputs_returns(tree)
+
+
+def compiles(source: str, name: str) -> bool:
+    """Whether Python compiles the candidate: it parses, but a lifted `break` outside its
+    loop, a `return` moved to module level or a name used before its `global` fail only
+    when compiled, and would cost an eager run to find out."""
+    try:
+        compile(parse_quietly(source), name, "exec", dont_inherit=True)
+    except (SyntaxError, ValueError):
+        return False
+    return True
 
 
 def orphans_a_name(source: str, unbound: set[str] | None) -> bool:

@@ -13,7 +13,7 @@ from mutator.observation import Mode, Outcome, RunConfig
 from mutator.program import Program, ProgramForm
 from mutator.reduce.passes import PASSES, NamedPass
 from mutator.reduce.problem import ReductionProblem, size_key, tidy, tree_digest
-from mutator.reduce.reducer import NotReproduced, Reducer, orphans_a_name, unbound_names
+from mutator.reduce.reducer import NotReproduced, Reducer, compiles, orphans_a_name, unbound_names
 
 from tests.helpers import call, compiled_run, exc, run, tensor
 
@@ -254,3 +254,11 @@ def test_rounds_after_the_first_run_the_passes_by_their_yield():
     for number, name in order:
         first.setdefault(number, name)
     assert first[1] == "barren" and first[2] == "fruitful" and problem.current == "x=12345\n"
+
+
+def test_a_candidate_python_would_not_compile_is_rejected_without_a_run():
+    assert compiles("for i in range(3):\n    break\n", "p.py")
+    assert not compiles("break\n", "p.py")  # a lifted loop body
+    assert not compiles("return 1\n", "p.py")
+    assert not compiles("def f():\n    x = 1\n    global x\n", "p.py")
+    assert not compiles("x = (\n", "p.py")
