@@ -137,7 +137,7 @@ def _theirs(minimize, reducer: Reducer, program: Program, target: Target):  # ty
 
     def checker(source: str) -> bool:
         checks[0] += 1
-        return admissible(source, program) and reducer.interesting([source], target)[0]
+        return admissible(source, program) and bool(reducer.interesting([source], target)[0])
 
     started = time.monotonic()
     theirs = minimize(program.source, checker)

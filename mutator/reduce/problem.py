@@ -23,8 +23,9 @@ import libcst as cst
 from mutator import syntax
 from mutator.reduce.passes import PASSES, NamedPass
 
-# sources in, one bool each: checked together (the predicate spreads them over the workers)
-Predicate = Callable[[list[str]], list[bool]]
+# sources in, one verdict each: checked together (the predicate spreads them over the workers);
+# None for one it left unjudged because an earlier one is interesting
+Predicate = Callable[[list[str]], list[bool | None]]
 Admissible = Callable[[str], bool]
 
 
@@ -172,10 +173,12 @@ class ReductionProblem:
             asked = self._clock()
             verdicts = self._is_interesting([source for _, source, _ in batch])
             self.stats.checking_seconds += self._clock() - asked
-            stats.tried += len(batch)
-            self.stats.checks += len(batch)
+            judged = sum(1 for interesting in verdicts if interesting is not None)
+            stats.tried += judged
+            self.stats.checks += judged
             for (position, source, digest), interesting in zip(batch, verdicts):
-                self._cache[digest] = interesting
+                if interesting is not None:
+                    self._cache[digest] = interesting
             for (position, source, _), interesting in zip(batch, verdicts):
                 if interesting:
                     self.current = source

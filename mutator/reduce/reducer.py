@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import builtins
 import time
+from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future
 import dataclasses
@@ -109,7 +110,7 @@ class Reducer:
 
         problem = ReductionProblem(
             program.source, lambda sources: self.interesting(sources, target),
-            admissible=worth_running, batch=self._workers,
+            admissible=worth_running, batch=2 * self._workers,
             deadline=started + time_limit if time_limit else None, clock=self._clock, on_progress=on_progress,
             stop=stop)
         problem.run()
@@ -123,31 +124,49 @@ class Reducer:
         return Reduction(program, reduced, target.signature, check, confirmed, problem.stats,
                          self._clock() - started)
 
-    def interesting(self, sources: list[str], target: Target) -> list[bool]:
-        """Whether each source still gets the target's signature.
+    def interesting(self, sources: list[str], target: Target) -> list[bool | None]:
+        """Whether each source still gets the target's signature; None for one left unjudged
+        because an earlier one already is interesting (the first interesting one wins).
 
-        Eager runs first, side by side: a candidate whose eager run ends otherwise than the
-        original's (most often a NameError: something it needs was deleted) is rejected
-        without the dearer compiled run. Then the compiled runs of the rest, side by side;
-        a compiled run that ends otherwise than the original's is rejected unjudged."""
+        Eager runs first, all queued at once: a candidate whose eager run ends otherwise than
+        the original's (most often a NameError: something it needs was deleted) is rejected
+        without the dearer compiled run. Then the compiled runs of the rest in order, as many
+        at a time as there are workers (a batch holds more candidates than workers, so both
+        stay busy with compiled runs however many fail eagerly), none started after one is
+        interesting; a compiled run that ends otherwise than the original's is rejected
+        unjudged."""
         programs = [Program.from_source(source, target.program.name) for source in sources]
         config = target.candidate_config
         eager_futures = [self._runner.submit(p, Mode.EAGER, config) for p in programs]
         eager_runs = [future.result() for future in eager_futures]
-        alive = [i for i, run in enumerate(eager_runs) if ends(run) == target.eager_ends]
-        for run in eager_runs:
+        verdicts: list[bool | None] = [None] * len(programs)
+        alive: deque[int] = deque()
+        for i, run in enumerate(eager_runs):
             self.runs.count(run, rejected=ends(run) != target.eager_ends)
-        compiled_futures = {i: self._runner.submit(programs[i], Mode.COMPILED, config) for i in alive}
-        verdicts = [False] * len(programs)
-        for i, future in compiled_futures.items():
-            compiled = future.result()
-            self.runs.count(compiled, rejected=ends(compiled) != target.compiled_ends)
-            if ends(compiled) != target.compiled_ends:
-                continue
-            judgement = self._oracle.judge(eager_runs[i], compiled, mask=target.mask, program=programs[i])
-            result = CheckResult(programs[i], judgement, (eager_runs[i], compiled))
-            verdicts[i] = judgement.verdict.is_finding and Signature.of(result) == target.signature
+            if ends(run) == target.eager_ends:
+                alive.append(i)
+            else:
+                verdicts[i] = False
+        running: deque[tuple[int, Future[ExecResult]]] = deque()
+        found = False
+        while alive or running:
+            while alive and not found and len(running) < self._workers:
+                i = alive.popleft()
+                running.append((i, self._runner.submit(programs[i], Mode.COMPILED, config)))
+            if not running:
+                break
+            i, future = running.popleft()
+            verdicts[i] = self._judge(programs[i], eager_runs[i], future.result(), target)
+            found = found or bool(verdicts[i])
         return verdicts
+
+    def _judge(self, program: Program, eager: ExecResult, compiled: ExecResult, target: Target) -> bool:
+        self.runs.count(compiled, rejected=ends(compiled) != target.compiled_ends)
+        if ends(compiled) != target.compiled_ends:
+            return False
+        judgement = self._oracle.judge(eager, compiled, mask=target.mask, program=program)
+        return judgement.verdict.is_finding and Signature.of(CheckResult(program, judgement, (eager, compiled))) \
+            == target.signature
 
 
 @dataclass

@@ -205,7 +205,7 @@ def test_a_target_already_checked_is_not_checked_again_and_the_candidates_runs_a
     runs = reducer.runs
     final_check = precondition  # the reduced program's full check runs as the precondition's did
     assert runs.eager + runs.compiled == runner.runs - precondition - final_check
-    assert runs.compiled == runs.eager - runs.eager_rejected
+    assert 0 < runs.compiled <= runs.eager - runs.eager_rejected
 
 
 def test_a_candidate_reading_a_name_it_no_longer_binds_is_rejected_without_a_run():
@@ -262,3 +262,35 @@ def test_a_candidate_python_would_not_compile_is_rejected_without_a_run():
     assert not compiles("return 1\n", "p.py")
     assert not compiles("def f():\n    x = 1\n    global x\n", "p.py")
     assert not compiles("x = (\n", "p.py")
+
+
+def test_compiled_runs_go_in_order_as_many_as_workers_and_none_after_an_interesting_one():
+    runner = SourceRunner()
+    reducer = Reducer(runner, workers=2)
+    target = reducer.target(Program.from_source(NOISY, "noisy.py"))
+    clean = NOISY.replace("BUG(x)", "x")
+    sources = [clean, NOISY + "\n# 1\n", NOISY + "\n# 2\n", NOISY + "\n# 3\n", NOISY + "\n# 4\n"]
+    runner.runs = 0
+    verdicts = reducer.interesting(sources, target)
+    # the first interesting one (1) ends it: 2 was running beside it and is judged, 3 and 4 are not started
+    assert verdicts == [False, True, True, None, None]
+    assert runner.runs == 5 + 3 and reducer.runs.compiled == 3
+
+
+def test_a_candidate_left_unjudged_is_not_cached_nor_counted():
+    asked: list[list[str]] = []
+
+    def interesting(sources):
+        asked.append(sources)
+        return [True if s == "b = 1\n" else None if "b = 1\n" in sources else False for s in sources]
+
+    def proposals(module):
+        if module.code == "abcd = 1\n":
+            yield from (cst.parse_module(t) for t in ("b = 1\n", "a = 1\n"))
+        elif module.code == "b = 1\n":
+            yield cst.parse_module("a = 1\n")
+
+    problem = ReductionProblem("abcd = 1\n", interesting, batch=2)
+    assert problem.run([NamedPass("proposals", proposals)]) == "b = 1\n"
+    assert asked == [["b = 1\n", "a = 1\n"], ["a = 1\n"]]  # unjudged the first time, so checked again
+    assert problem.stats.checks == 2
