@@ -353,6 +353,12 @@ def _reduction_lines(reduction: dict[str, Any]) -> list[str]:
     repro = reduction.get("repro")
     if repro:
         lines += [f"`repro.py` (needs only torch): {repro}", ""]
+    found = reduction.get("matters")
+    if found:  # mutator.reduce.matters, as JSON; report.md has the whole section
+        lines += [f"What matters ({len(found['rows'])} variants of `reduced.py`, {found['checks']} runs): needs "
+                  f"{', '.join(found['needed']) or 'nothing a variant could tell'}"
+                  + (f"; not needed: {', '.join(found['not_needed'] + found['removed'])}"
+                     if found["not_needed"] or found["removed"] else "") + ".", ""]
     if reduction.get("ablation"):
         lines += [f"Ablation: **{reduction['label']}**", "", ablation_table(reduction["ablation"]), ""]
     lines += ["```python", reduction["source"].rstrip(), "```", ""]

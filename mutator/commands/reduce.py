@@ -21,12 +21,16 @@ from mutator.exec.pool import PoolError, WorkerPool
 @click.option("--time-limit", type=click.FloatRange(min=1), default=None,
               help="Seconds per target; the smallest program so far is kept when it runs out.")
 @click.option("--no-ablation", is_flag=True, help="Skip the backend and mode ablation.")
+@click.option("--matters-budget", type=click.IntRange(min=0), default=None,
+              help="Variants of the reduced program to try for \"what matters\" (its constructs removed or "
+                   "swapped for neighbours); 0 skips it.  [default: 24]")
 @click.option("--variants", type=click.IntRange(min=0), default=0, show_default=True,
               help="For a finding directory: also reduce up to N of its variants (other triggers); those that "
                    "reduce to another bug are split off into findings of their own (DIR-splitN).")
 @run_options
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object per target.")
-def reduce(targets: tuple[Path, ...], out: Path | None, time_limit: float | None, no_ablation: bool, variants: int,
+def reduce(targets: tuple[Path, ...], out: Path | None, time_limit: float | None, no_ablation: bool,
+           matters_budget: int | None, variants: int,
            backend: str, timeout: float, memory_mb: int, jobs: int | None, no_sandbox: bool, as_json: bool) -> None:
     """Reduce findings: program files, or finding directories (their smallest.py).
 
@@ -35,6 +39,7 @@ def reduce(targets: tuple[Path, ...], out: Path | None, time_limit: float | None
     with plain python, and checks the finding under each backend and mode. Exit status: 0,
     or 2 when a target could not be reduced (it does not reproduce, or is not a program).
     """
+    from mutator.reduce import matters
     from mutator.reduce.targets import Targets
 
     if out is not None and len(targets) > 1 and not out.is_dir():
@@ -47,7 +52,8 @@ def reduce(targets: tuple[Path, ...], out: Path | None, time_limit: float | None
         with WorkerPool(workers=jobs, config=config) as pool:
             torch_version = pool.wait_ready()[0].torch_version
             reducer = Targets(pool, workers=pool.size, config=config, torch_version=torch_version,
-                              time_limit=time_limit, ablate=not no_ablation)
+                              time_limit=time_limit, ablate=not no_ablation,
+                              matters_budget=matters.DEFAULT_BUDGET if matters_budget is None else matters_budget)
             for target in targets:
                 with console.status(f"{target}: checking that it reproduces") as status:
                     def progress(source: str, pass_name: str, target: Path = target) -> None:
@@ -125,6 +131,12 @@ def _print_reduction(outcome) -> None:  # type: ignore[no-untyped-def]
                f"({data['chars_before']} -> {data['chars_after']} characters) in {data['seconds']:.0f} s, "
                f"{data['checks']} checks" + ("" if data["confirmed"] else "; did NOT hold in fresh runs, kept as is"))
     click.echo(f"  repro: {data['repro']}")
+    if "matters" in data:
+        found = data["matters"]
+        click.echo(f"  what matters ({len(found['rows'])} variants, {found['checks']} runs, {found['seconds']:.0f} s): "
+                   f"needs {', '.join(found['needed']) or 'nothing we could tell'}"
+                   + (f"; not: {', '.join(found['not_needed'] + found['removed'])}"
+                      if found["not_needed"] or found["removed"] else ""))
     if outcome.rows:
         click.echo(f"  ablation: {data['label']}: " + ", ".join(f"{row.setting} {row.verdict}" for row in outcome.rows))
     for path in outcome.written:
