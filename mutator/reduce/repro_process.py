@@ -64,7 +64,6 @@ def _portable(value):
 
 
 def _observe(f):
-    {seed}
     observed = {{}}
     try:
         {run}
@@ -173,10 +172,17 @@ def _harness(program: Program, header: str, parent: str, config: Changes, *, wit
         lines = ["args = inputs()", f'observed["result"] = f({star}args)', 'observed["args"] = args']
     if "state" in names:
         lines.append('observed["state"] = state()')
-    observe = _OBSERVE.format(seed=repro_source.seeds(imported).replace("\n", "\n    "),
-                              run="\n        ".join(lines), kwargs=repro_source.compile_kwargs(program, names))
+    observe = _OBSERVE.format(run="\n        ".join(lines), kwargs=repro_source.compile_kwargs(program, names))
     parts = ["\n".join(filter(None, [header, repro_source.config_lines(config)])), observe.strip()]
     if with_same:
         parts.append(repro_source.SAME.strip())
-    source = program.source.rstrip() + "\n\n\n" + "\n\n\n".join(parts) + "\n" + parent
-    return source if "torch" in imported else "import torch\n" + source
+    # each process seeds before the program's first line, as the runtime does: what it makes
+    # at import (a module's initial weights) is the same on both sides
+    seeded = repro_source.insert_prelude(program.source, _seeding(imported))
+    return seeded.rstrip() + "\n\n\n" + "\n\n\n".join(parts) + "\n" + parent
+
+
+def _seeding(imported: dict[str, str]) -> str:
+    modules = ["torch"] + [name for name in ("random", "numpy") if name in imported]
+    lines = [f"import {name}" + (f" as {imported[name]}" if imported[name] != name else "") for name in modules]
+    return "\n".join(lines + [repro_source.seeds(imported), ""])
