@@ -166,10 +166,10 @@ def make_repros(program: Program, verdict: Verdict, *, observation: str = "", re
 
 
 def missing(verdict: Verdict, facts: ReproFacts) -> str:
-    """Why a finding of this kind gets no reproducer to try."""
+    """Why a finding of this kind gets no reproducer to try (it follows "could not be verified: " in a report)."""
     if verdict is Verdict.RECOMPILE_STORM and not facts.repeats:
-        return "no reproducer: the finding's runs do not say which call repeated an earlier call's state"
-    return f"no reproducer for {verdict.name} findings"
+        return "the finding's runs do not say which call repeated an earlier call's state, so there is none to run"
+    return f"no reproducer is made for {verdict.name} findings"
 
 
 def _has_tensor(value: object) -> bool:
