@@ -5,7 +5,9 @@ A pass yields candidate modules in the order they should be tried, biggest cuts 
 check anything themselves; the `ReductionProblem` decides what is kept. Every candidate
 is valid Python by construction (libcst writes it), keeps the original's formatting
 where it is untouched, and may still be rejected by the problem (wrong form, not
-interesting).
+interesting). A pass that proposes many takes `start=n` and builds nothing before its
+candidate n (after a kept candidate the problem goes on from where it was), and builds
+each candidate by rebuilding only the edited node's ancestors.
 """
 
 from __future__ import annotations
