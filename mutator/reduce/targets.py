@@ -125,7 +125,7 @@ class Targets:
         except ProgramError as exc:
             outcome.error = str(exc)
             return outcome
-        if not self._reduce(outcome, program, finding.signature, on_progress, stop):
+        if not self._reduce(outcome, program, finding.signature.base(), on_progress, stop):
             return outcome
         self._write_results(outcome, directory / "reduced.py", directory / "repro.py", charge=charge)
         self._explain(outcome, stop)
