@@ -77,7 +77,7 @@ def report(campaign_dirs: tuple[Path, ...], out: Path | None, no_ablation: bool,
                     click.echo(f"ablation: {campaign_dir / finding.directory}", err=True)
                     program = Program.from_source(finding.reduction["source"],
                                                   str(campaign_dir / finding.directory / "reduced.py"))
-                    rows = ablation.ablate(pool, program, finding.signature,
+                    rows = ablation.ablate(pool, program, finding.signature.base(),
                                            base=config, parallel=pool.size)
                     finding.reduction.update(ablation=[row.as_json() for row in rows], label=ablation.label(rows))
                     stores[campaign_dir].save(finding)
