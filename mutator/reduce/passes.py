@@ -32,7 +32,7 @@ class _Ancestry(cst.CSTVisitor):
     cost ~10 ms of libcst). Import statements are not entered (`import a.b` holds an
     Attribute that must stay a dotted name)."""
 
-    def __init__(self, wanted: Callable[[cst.CSTNode], bool], *, post_order: bool) -> None:
+    def __init__(self, wanted: Callable[[cst.CSTNode, cst.CSTNode | None], bool], *, post_order: bool) -> None:
         super().__init__()
         self._wanted = wanted
         self._post_order = post_order
@@ -41,14 +41,18 @@ class _Ancestry(cst.CSTVisitor):
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         self._stack.append(node)
-        if not self._post_order and self._wanted(node):
+        if not self._post_order and self._wanted(node, self._parent):
             self.paths.append(tuple(self._stack))
         return not isinstance(node, (cst.Import, cst.ImportFrom))
 
     def on_leave(self, original_node: cst.CSTNode) -> None:
-        if self._post_order and self._wanted(original_node):
+        if self._post_order and self._wanted(original_node, self._parent):
             self.paths.append(tuple(self._stack))
         self._stack.pop()
+
+    @property
+    def _parent(self) -> cst.CSTNode | None:
+        return self._stack[-2] if len(self._stack) > 1 else None
 
 
 def _replaced(path: tuple[cst.CSTNode, ...], new: cst.CSTNode) -> cst.Module:
@@ -75,7 +79,7 @@ Body = tuple[cst.CSTNode, ...]  # the path from the module down to a Module or I
 
 def _bodies(module: cst.Module) -> list[Body]:
     """Every statement body (the module's, then every indented block), in source order."""
-    ancestry = _Ancestry(lambda node: isinstance(node, (cst.Module, cst.IndentedBlock)), post_order=False)
+    ancestry = _Ancestry(lambda node, parent: isinstance(node, (cst.Module, cst.IndentedBlock)), post_order=False)
     module.visit(ancestry)
     return ancestry.paths
 
@@ -142,18 +146,23 @@ def _inner_bodies(statement: cst.BaseStatement) -> list[Sequence[cst.BaseStateme
 
 # -- nodes: one replacement at a time ------------------------------------------------------
 def node_pass(alternatives: Callable[[cst.CSTNode], list[cst.CSTNode]]) -> Pass:
-    """A pass trying, node by node (children before their parents), every alternative
-    `alternatives` offers for it; an alternative libcst cannot write is not offered."""
+    """A pass trying, node by node (parents before their children: the biggest cuts
+    first, and what a kept one removes is never tried), every alternative `alternatives`
+    offers for it; an alternative libcst cannot write is not offered, nor a constant in
+    place of what a call calls (`None(x)`, `1(x)` only raise TypeError)."""
     def run(module: cst.Module, *, start: int = 0) -> Iterator[cst.Module]:
         options: dict[int, list[cst.CSTNode]] = {}
 
-        def wanted(node: cst.CSTNode) -> bool:
+        def wanted(node: cst.CSTNode, parent: cst.CSTNode | None) -> bool:
             try:
-                options[id(node)] = alternatives(node)
+                found = alternatives(node)
             except cst.CSTValidationError:
                 return False
-            return bool(options[id(node)])
-        ancestry = _Ancestry(wanted, post_order=True)
+            if isinstance(parent, cst.Call) and parent.func is node:
+                found = [option for option in found if not _is_constant(option)]
+            options[id(node)] = found
+            return bool(found)
+        ancestry = _Ancestry(wanted, post_order=False)
         module.visit(ancestry)
         plan = [(path, choice) for path in ancestry.paths for choice in options[id(path[-1])]]
         for path, choice in plan[start:]:
@@ -163,6 +172,10 @@ def node_pass(alternatives: Callable[[cst.CSTNode], list[cst.CSTNode]]) -> Pass:
                 yield module
     run.__name__ = alternatives.__name__
     return run
+
+
+def _is_constant(node: cst.CSTNode) -> bool:
+    return isinstance(node, (cst.Integer, cst.Float, cst.SimpleString)) or _is_name(node, ("None", "True", "False"))
 
 
 def _without(items: Sequence[cst.CSTNode], i: int) -> list[cst.CSTNode]:
