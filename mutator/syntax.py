@@ -28,3 +28,15 @@ def parse(source: str, filename: str = "<unknown>", *, strict: bool = False) -> 
                 return ast.parse(source, filename)
             except SyntaxWarning as exc:
                 raise SyntaxError(str(exc)) from None
+
+
+def compiles(tree: ast.Module, filename: str = "<unknown>") -> bool:
+    """Whether Python compiles `tree` without an error or a SyntaxWarning (the compiler's
+    own: `None(x)`, `1[0]`, "perhaps you missed a comma?"), printing nothing."""
+    with _LOCK, warnings.catch_warnings():
+        warnings.simplefilter("error", SyntaxWarning)
+        try:
+            compile(tree, filename, "exec", dont_inherit=True)
+        except (SyntaxError, SyntaxWarning, ValueError):
+            return False
+    return True

@@ -14,13 +14,14 @@ import builtins
 import time
 from collections import deque
 from collections.abc import Callable
-from concurrent.futures import Future
+from concurrent.futures import FIRST_COMPLETED, Future, wait
 import dataclasses
 from dataclasses import dataclass
 
 from mutator.check import Checker, CheckResult, Runner
 from mutator.findings import Signature
 from mutator.observation import ExecResult, Mode, RunConfig
+from mutator import syntax
 from mutator.oracle import Oracle
 from mutator.program import Program, ProgramError, ProgramForm
 from mutator.reduce.problem import ReductionProblem, ReductionStats, parse_quietly
@@ -110,7 +111,7 @@ class Reducer:
 
         problem = ReductionProblem(
             program.source, lambda sources: self.interesting(sources, target),
-            admissible=worth_running, batch=2 * self._workers,
+            admissible=worth_running, batch=3 * self._workers,
             deadline=started + time_limit if time_limit else None, clock=self._clock, on_progress=on_progress,
             stop=stop)
         problem.run()
@@ -126,39 +127,48 @@ class Reducer:
 
     def interesting(self, sources: list[str], target: Target) -> list[bool | None]:
         """Whether each source still gets the target's signature; None for one left unjudged
-        because an earlier one already is interesting (the first interesting one wins).
+        because an earlier one is interesting (the first interesting one wins).
 
-        Eager runs first, all queued at once: a candidate whose eager run ends otherwise than
-        the original's (most often a NameError: something it needs was deleted) is rejected
-        without the dearer compiled run. Then the compiled runs of the rest in order, as many
-        at a time as there are workers (a batch holds more candidates than workers, so both
-        stay busy with compiled runs however many fail eagerly), none started after one is
-        interesting; a compiled run that ends otherwise than the original's is rejected
-        unjudged."""
+        A candidate's eager run comes first: one that ends otherwise than the original's
+        (most often a NameError: something it needs was deleted) is rejected without the
+        dearer compiled run; a compiled run that ends otherwise is rejected unjudged. As
+        many runs at a time as workers, a compiled run (of the earliest candidate whose eager
+        run passed) before an eager one, so no worker waits while there is work; nothing
+        is started for a candidate after one known to be interesting."""
         programs = [Program.from_source(source, target.program.name) for source in sources]
         config = target.candidate_config
-        eager_futures = [self._runner.submit(p, Mode.EAGER, config) for p in programs]
-        eager_runs = [future.result() for future in eager_futures]
         verdicts: list[bool | None] = [None] * len(programs)
-        alive: deque[int] = deque()
-        for i, run in enumerate(eager_runs):
-            self.runs.count(run, rejected=ends(run) != target.eager_ends)
-            if ends(run) == target.eager_ends:
-                alive.append(i)
-            else:
-                verdicts[i] = False
-        running: deque[tuple[int, Future[ExecResult]]] = deque()
-        found = False
-        while alive or running:
-            while alive and not found and len(running) < self._workers:
-                i = alive.popleft()
-                running.append((i, self._runner.submit(programs[i], Mode.COMPILED, config)))
+        eager_runs: dict[int, ExecResult] = {}
+        passed: deque[int] = deque()  # eager run as the original's, compiled run not started
+        running: dict[Future[ExecResult], int] = {}
+        upcoming = iter(range(len(programs)))
+        bound = len(programs)  # the first candidate known to be interesting, or past the end
+        while True:
+            while len(running) < self._workers:
+                if passed and passed[0] < bound:
+                    i = passed.popleft()
+                    running[self._runner.submit(programs[i], Mode.COMPILED, config)] = i
+                elif (i := next(upcoming, bound)) < bound:
+                    running[self._runner.submit(programs[i], Mode.EAGER, config)] = i
+                else:
+                    break
             if not running:
-                break
-            i, future = running.popleft()
-            verdicts[i] = self._judge(programs[i], eager_runs[i], future.result(), target)
-            found = found or bool(verdicts[i])
-        return verdicts
+                return verdicts
+            done, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in sorted(done, key=running.__getitem__):
+                i = running.pop(future)
+                run = future.result()
+                if run.mode is Mode.EAGER:
+                    self.runs.count(run, rejected=ends(run) != target.eager_ends)
+                    if ends(run) == target.eager_ends:
+                        eager_runs[i] = run
+                        passed.append(i)
+                    else:
+                        verdicts[i] = False
+                else:
+                    verdicts[i] = self._judge(programs[i], eager_runs[i], run, target)
+                    if verdicts[i]:
+                        bound = min(bound, i)
 
     def _judge(self, program: Program, eager: ExecResult, compiled: ExecResult, target: Target) -> bool:
         self.runs.count(compiled, rejected=ends(compiled) != target.compiled_ends)
@@ -230,14 +240,15 @@ def admissible(source: str, original: Program) -> bool:
 
 
 def compiles(source: str, name: str) -> bool:
-    """Whether Python compiles the candidate: it parses, but a lifted `break` outside its
-    loop, a `return` moved to module level or a name used before its `global` fail only
-    when compiled, and would cost an eager run to find out."""
+    """Whether Python compiles the candidate without a SyntaxWarning: it parses, but a
+    lifted `break` outside its loop, a `return` moved to module level or a name used
+    before its `global` fail only when compiled, and a constant called or subscripted
+    (`None(x)`, "perhaps you missed a comma?") only raises; each would cost an eager run
+    to find out."""
     try:
-        compile(parse_quietly(source), name, "exec", dont_inherit=True)
-    except (SyntaxError, ValueError):
+        return syntax.compiles(parse_quietly(source), name)
+    except SyntaxError:
         return False
-    return True
 
 
 def orphans_a_name(source: str, unbound: set[str] | None) -> bool:

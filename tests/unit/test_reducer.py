@@ -264,7 +264,7 @@ def test_a_candidate_python_would_not_compile_is_rejected_without_a_run():
     assert not compiles("x = (\n", "p.py")
 
 
-def test_compiled_runs_go_in_order_as_many_as_workers_and_none_after_an_interesting_one():
+def test_runs_go_as_many_at_a_time_as_workers_and_none_start_after_an_interesting_candidate():
     runner = SourceRunner()
     reducer = Reducer(runner, workers=2)
     target = reducer.target(Program.from_source(NOISY, "noisy.py"))
@@ -272,9 +272,9 @@ def test_compiled_runs_go_in_order_as_many_as_workers_and_none_after_an_interest
     sources = [clean, NOISY + "\n# 1\n", NOISY + "\n# 2\n", NOISY + "\n# 3\n", NOISY + "\n# 4\n"]
     runner.runs = 0
     verdicts = reducer.interesting(sources, target)
-    # the first interesting one (1) ends it: 2 was running beside it and is judged, 3 and 4 are not started
-    assert verdicts == [False, True, True, None, None]
-    assert runner.runs == 5 + 3 and reducer.runs.compiled == 3
+    # eager 0 and 1, then compiled 0 and 1 (compiled runs first): 1 is interesting, 2 to 4 never start
+    assert verdicts == [False, True, None, None, None]
+    assert runner.runs == 4 and reducer.runs.compiled == 2 and reducer.runs.eager == 2
 
 
 def test_a_candidate_left_unjudged_is_not_cached_nor_counted():
@@ -294,3 +294,8 @@ def test_a_candidate_left_unjudged_is_not_cached_nor_counted():
     assert problem.run([NamedPass("proposals", proposals)]) == "b = 1\n"
     assert asked == [["b = 1\n", "a = 1\n"], ["a = 1\n"]]  # unjudged the first time, so checked again
     assert problem.stats.checks == 2
+
+
+def test_a_constant_called_or_subscripted_is_not_a_candidate():
+    assert compiles("y = f(x)\n", "p.py") and compiles("y = x[0]\n", "p.py")
+    assert not compiles("y = None(x)\n", "p.py") and not compiles("y = 1[0]\n", "p.py")
