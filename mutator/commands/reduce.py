@@ -69,7 +69,8 @@ def reduce(targets: tuple[Path, ...], out: Path | None, time_limit: float | None
                         outcome = Outcome(str(target), error=f"internal error of the reducer: "
                                                              f"{type(exc).__name__}: {exc}"[:500])
                     split = _split(pool, config, target, variants, time_limit=time_limit,
-                                   torch_version=torch_version, on_progress=progress) \
+                                   torch_version=torch_version, on_progress=progress,
+                                   budget=matters.DEFAULT_BUDGET if matters_budget is None else matters_budget) \
                         if variants and not outcome.error else None
                 outcomes.append(outcome)
                 if as_json:
@@ -87,7 +88,7 @@ def reduce(targets: tuple[Path, ...], out: Path | None, time_limit: float | None
 
 
 def _split(pool, config, target: Path, limit: int, *, time_limit: float | None,  # type: ignore[no-untyped-def]
-           torch_version: str, on_progress) -> list | None:  # type: ignore[type-arg]
+           torch_version: str, on_progress, budget: int) -> list | None:  # type: ignore[type-arg]
     """Reduce up to `limit` variants of the finding in `target` and split off other bugs
     (`mutator.reduce.split`); None when `target` is no finding directory (any more)."""
     from mutator.findings import FindingStore
@@ -103,14 +104,14 @@ def _split(pool, config, target: Path, limit: int, *, time_limit: float | None, 
     if finding is None:  # merged into another after its reduction
         return None
     reducer = Reducer(pool, workers=pool.size, config=config)
-    prober = matters.Prober(pool, budget=matters.DEFAULT_BUDGET)
+    prober = matters.Prober(pool, budget=budget)
 
     def explain(reduction):  # type: ignore[no-untyped-def]
         target_of = reducer.target_of(reduction.check, reduction.signature)
         return prober.explain(target_of, original=reduction.original.source).as_json()
 
-    return split_variants(reducer, store, finding, limit=limit, time_limit=time_limit, explain=explain,
-                          on_progress=on_progress)
+    return split_variants(reducer, store, finding, limit=limit, time_limit=time_limit,
+                          explain=explain if budget > 0 else None, on_progress=on_progress)
 
 
 def _split_lines(outcomes: list) -> list[str]:  # type: ignore[type-arg]

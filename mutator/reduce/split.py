@@ -88,8 +88,9 @@ def same_bug(a: Reduced, b: Reduced) -> bool:
 
 @dataclass
 class VariantOutcome:
-    """What became of one variant: `verdict` is "same bug", "split", "does not reproduce" or
-    "did not hold"; `into` the directory of the finding it now belongs to."""
+    """What became of one variant: `verdict` is "same bug", "split", "does not reproduce",
+    "did not hold" or "not reduced to the end" (its time limit ran out: never split); `into`
+    the directory of the finding it now belongs to."""
 
     key: str
     file: str
@@ -146,6 +147,10 @@ def split_variants(reducer: Reducer, store: FindingStore, finding: Finding, *, l
             continue
         if not reduction.confirmed:
             outcome.verdict, outcome.into = "did not hold", ""
+            continue
+        if reduction.stats.timed_out:  # a program reduced halfway differs from any other: it tells nothing
+            outcome.verdict, outcome.into = "not reduced to the end", ""
+            outcome.detail = "the time limit ended its reduction; give more --time-limit"
             continue
         matters = explain(reduction) if explain is not None else None
         reduced = Reduced.of(reduction.reduced.source, needed_constructs(dict(matters=matters)))

@@ -34,9 +34,10 @@ def crash(source: str, name: str) -> CheckResult:
 class ScriptedReducer:
     """Reduces each program to what `to` says for a line of it; NotReproduced for `gone`."""
 
-    def __init__(self, to: dict[str, str], gone: str = "") -> None:
+    def __init__(self, to: dict[str, str], gone: str = "", slow: str = "") -> None:
         self.to = to
         self.gone = gone
+        self.slow = slow  # its reduction runs out of time
         self.expected: list[Signature] = []
 
     def reduce(self, program, *, expect=None, time_limit=None, on_progress=None):  # type: ignore[no-untyped-def]
@@ -44,8 +45,9 @@ class ScriptedReducer:
         if self.gone and self.gone in program.source:
             raise NotReproduced(f"{program.name}: PASS, not a finding")
         reduced = next(source for marker, source in self.to.items() if marker in program.source)
+        stats = ReductionStats(timed_out=bool(self.slow) and self.slow in program.source)
         return Reduction(program, Program.from_source(reduced, program.name), expect, crash(reduced, program.name),
-                         True, ReductionStats(), 1.0)
+                         True, stats, 1.0)
 
 
 def campaign(root: Path):
@@ -127,3 +129,10 @@ def test_what_matters_is_read_defensively():
     rows = [dict(construct="x", verdict="needed"), dict(construct="y", verdict="not needed"), dict(verdict="needed")]
     assert needed_constructs({"matters": rows}) == {"x"}
     assert needed_constructs({"matters": {"needed": []}}) is None  # nothing found needed tells nothing apart
+
+
+def test_a_variant_whose_reduction_ran_out_of_time_is_never_split(tmp_path: Path):
+    store, finding = campaign(tmp_path)
+    outcomes = split_variants(ScriptedReducer({"variant": BUG_B}, slow="variant C1"), store, finding, limit=2)
+    assert {o.key: o.verdict for o in outcomes} == {"B1": "split", "C1": "not reduced to the end"}
+    assert "C1" in json.loads((tmp_path / finding.directory / "finding.json").read_text())["variants"]
