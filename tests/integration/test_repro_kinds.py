@@ -133,6 +133,13 @@ def test_a_hang_exits_1_when_the_compiled_side_outlives_its_limit_and_0_when_it_
     assert verify(hang_repro(fixed, factor=2, margin=3)).exit_code == 0
 
 
+def test_a_script_that_hangs_is_run_side_by_side_from_its_first_line():
+    script = program(HANGING.replace("def inputs():\n    return (torch.ones(2),)",
+                                     'print(torch.compile(fn, backend="eager")(torch.ones(2)))'), "hang_script.py")
+    result = verify(hang_repro(script, factor=2, margin=3))
+    assert result.reproduces and "it hangs" in result.output, result.output
+
+
 # the eager run leaves CALLS longer: in one process the compiled run sees another world
 STATEFUL = '''\
 import torch
