@@ -71,7 +71,7 @@ def reduce(targets: tuple[Path, ...], out: Path | None, time_limit: float | None
                     split = _split(pool, config, target, variants, time_limit=time_limit,
                                    torch_version=torch_version, on_progress=progress,
                                    budget=matters.DEFAULT_BUDGET if matters_budget is None else matters_budget) \
-                        if variants and not outcome.error else None
+                        if variants and not outcome.error and not _halfway(outcome) else None
                 outcomes.append(outcome)
                 if as_json:
                     click.echo(json.dumps(dict(outcome.as_json(), **({"variants": [v.as_json() for v in split]}
@@ -112,6 +112,15 @@ def _split(pool, config, target: Path, limit: int, *, time_limit: float | None, 
 
     return split_variants(reducer, store, finding, limit=limit, time_limit=time_limit,
                           explain=explain if budget > 0 else None, on_progress=on_progress)
+
+
+def _halfway(outcome) -> bool:  # type: ignore[no-untyped-def]
+    """The finding's own reduction ran out of --time-limit: its variants are not compared with
+    a program reduced halfway."""
+    if outcome.reduction is not None and outcome.reduction.stats.timed_out:
+        click.echo(f"  variants: not compared: the time limit ended {outcome.target}'s own reduction", err=True)
+        return True
+    return False
 
 
 def _split_lines(outcomes: list) -> list[str]:  # type: ignore[type-arg]
