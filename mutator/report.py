@@ -110,8 +110,7 @@ def report_markdown(finding: Finding, *, repro_source: str | None, versions: dic
     output = reduction.get("repro_output", "")
     if output:
         lines += ["Observed (the reproducer's output on this machine):", "", "```", output.strip()[-2500:], "```", ""]
-    lines += [f"Expected: the compiled program behaves as eager does (with the lines above, `compiled:` equal to "
-              "`eager:`, and no exception that eager does not raise).", ""]
+    lines += [f"Expected: {_expected(finding.signature.verdict)}", ""]
     lines += matters.markdown(reduction.get("matters", {}))
     if reduction.get("ablation"):
         lines += [f"Ablation (**{reduction.get('label', '')}**):", "", ablation_table(reduction["ablation"]), ""]
@@ -138,7 +137,33 @@ def _description(finding: Finding) -> str:
                 "comes from Dynamo's tracing.")
     if signature.verdict is Verdict.CRASH:
         return (f"This program runs eagerly, but under `torch.compile(backend=\"eager\")` {reason.removeprefix('the ')}.")
+    if signature.verdict is Verdict.SPECIALIZATION:
+        return (f"Dynamo recompiles this program's code until it reaches its recompile limit, on calls whose states "
+                f"never repeat: {reason}. Specialisation is documented behaviour; what is reported is that these "
+                "calls reach the limit (`torch._dynamo.config.recompile_limit`).")
+    if signature.verdict is Verdict.RECOMPILE_STORM:
+        return (f"Dynamo compiles again on a call whose inputs and state repeat an earlier call's exactly: {reason}. "
+                "Guards that held for the earlier call should hold again.")
+    if signature.verdict is Verdict.HANG:
+        return f"The program finishes eagerly, but under `torch.compile(backend=\"eager\")` it does not: {reason}."
+    if signature.verdict is Verdict.FULLGRAPH_BREAK:
+        return (f"Under `fullgraph=True` Dynamo refuses this program with a graph break: {reason}. A low-severity "
+                "finding: Dynamo says what it does not support.")
     return f"{signature.kind}: {reason}."
+
+
+_EXPECTED = {
+    Verdict.SPECIALIZATION: "Dynamo compiles these calls without reaching `recompile_limit` (the reproducer exits 0).",
+    Verdict.RECOMPILE_STORM: "a call whose inputs and state repeat an earlier call's compiles nothing (the reproducer "
+                             "exits 0).",
+    Verdict.HANG: "the compiled run finishes within the reproducer's time limit (10x eager's time plus 30 s).",
+    Verdict.FULLGRAPH_BREAK: "the program compiles to one graph, or Dynamo's message says why it cannot.",
+}
+
+
+def _expected(verdict: Verdict) -> str:
+    return _EXPECTED.get(verdict, "the compiled program behaves as eager does (with the lines above, `compiled:` "
+                                  "equal to `eager:`, and no exception that eager does not raise).")
 
 
 def summary_row(finding: Finding) -> dict[str, Any]:

@@ -149,3 +149,19 @@ def test_constructs_the_reduction_took_out_are_named_like_the_ones_left():
     ''')
     reduced = original.replace("torch.func.vmap(lambda r: r * 2)(x)", "x * 2")
     assert [c for c in matters.constructs(original) if c not in matters.constructs(reduced)] == ["`torch.func.vmap`"]
+
+
+def test_each_kind_s_report_says_what_is_expected_of_it():
+    from mutator.findings import Finding, Signature
+    from mutator.report import report_markdown
+
+    def report(kind: str) -> str:
+        finding = Finding(Signature(kind, location="limit:value"), reason="fn hit the limit", directory="findings/x")
+        return report_markdown(finding, repro_source=None, versions={})
+
+    assert "Expected: Dynamo compiles these calls without reaching `recompile_limit`" in report("SPECIALIZATION")
+    assert "documented behaviour" in report("SPECIALIZATION")
+    assert "Expected: a call whose inputs and state repeat an earlier call's compiles nothing" in \
+        report("RECOMPILE_STORM")
+    assert "Expected: the compiled run finishes within" in report("HANG")
+    assert "`compiled:` equal to `eager:`" in report("MISMATCH")
