@@ -24,7 +24,9 @@ from mutator.observation import ExecResult, Mode, RunConfig
 from mutator import syntax
 from mutator.oracle import Oracle
 from mutator.program import Program, ProgramError, ProgramForm
-from mutator.reduce.problem import ReductionProblem, ReductionStats, parse_quietly
+from mutator.reduce.problem import (
+    REJECTED_COMPILED, ReductionProblem, ReductionStats, RejectedCompiled, parse_quietly,
+)
 from mutator.verdict import Verdict
 
 
@@ -125,7 +127,7 @@ class Reducer:
         return Reduction(program, reduced, target.signature, check, confirmed, problem.stats,
                          self._clock() - started)
 
-    def interesting(self, sources: list[str], target: Target) -> list[bool | None]:
+    def interesting(self, sources: list[str], target: Target) -> list[bool | None | RejectedCompiled]:
         """Whether each source still gets the target's signature; None for one left unjudged
         because an earlier one is interesting (the first interesting one wins).
 
@@ -137,7 +139,7 @@ class Reducer:
         is started for a candidate after one known to be interesting."""
         programs = [Program.from_source(source, target.program.name) for source in sources]
         config = target.candidate_config
-        verdicts: list[bool | None] = [None] * len(programs)
+        verdicts: list[bool | None | RejectedCompiled] = [None] * len(programs)
         eager_runs: dict[int, ExecResult] = {}
         passed: deque[int] = deque()  # eager run as the original's, compiled run not started
         running: dict[Future[ExecResult], int] = {}
@@ -170,13 +172,15 @@ class Reducer:
                     if verdicts[i]:
                         bound = min(bound, i)
 
-    def _judge(self, program: Program, eager: ExecResult, compiled: ExecResult, target: Target) -> bool:
+    def _judge(self, program: Program, eager: ExecResult, compiled: ExecResult,
+               target: Target) -> bool | RejectedCompiled:
         self.runs.count(compiled, rejected=ends(compiled) != target.compiled_ends)
         if ends(compiled) != target.compiled_ends:
-            return False
+            return REJECTED_COMPILED
         judgement = self._oracle.judge(eager, compiled, mask=target.mask, program=program)
-        return judgement.verdict.is_finding and Signature.of(CheckResult(program, judgement, (eager, compiled))) \
+        same = judgement.verdict.is_finding and Signature.of(CheckResult(program, judgement, (eager, compiled))) \
             == target.signature
+        return True if same else REJECTED_COMPILED
 
 
 @dataclass

@@ -12,7 +12,7 @@ from mutator.findings import Signature
 from mutator.observation import Mode, Outcome, RunConfig
 from mutator.program import Program, ProgramForm
 from mutator.reduce.passes import PASSES, NamedPass
-from mutator.reduce.problem import ReductionProblem, size_key, tidy, tree_digest
+from mutator.reduce.problem import REJECTED_COMPILED, ReductionProblem, edit, size_key, tidy, tree_digest
 from mutator.reduce.reducer import NotReproduced, Reducer, compiles, orphans_a_name, unbound_names
 
 from tests.helpers import call, compiled_run, exc, run, tensor
@@ -273,7 +273,7 @@ def test_runs_go_as_many_at_a_time_as_workers_and_none_start_after_an_interestin
     runner.runs = 0
     verdicts = reducer.interesting(sources, target)
     # eager 0 and 1, then compiled 0 and 1 (compiled runs first): 1 is interesting, 2 to 4 never start
-    assert verdicts == [False, True, None, None, None]
+    assert verdicts == [REJECTED_COMPILED, True, None, None, None] and not verdicts[0]
     assert runner.runs == 4 and reducer.runs.compiled == 2 and reducer.runs.eager == 2
 
 
@@ -299,3 +299,25 @@ def test_a_candidate_left_unjudged_is_not_cached_nor_counted():
 def test_a_constant_called_or_subscripted_is_not_a_candidate():
     assert compiles("y = f(x)\n", "p.py") and compiles("y = x[0]\n", "p.py")
     assert not compiles("y = None(x)\n", "p.py") and not compiles("y = 1[0]\n", "p.py")
+
+
+def test_an_edit_a_compiled_run_rejected_is_not_checked_again_in_the_same_context():
+    asked: list[str] = []
+
+    def interesting(sources):
+        asked.extend(sources)
+        return [True if "bug" in s and "stay" in s else REJECTED_COMPILED for s in sources]
+
+    def proposals(module):
+        lines = module.code.splitlines(keepends=True)
+        for i in range(len(lines)):
+            yield cst.parse_module("".join(lines[:i] + lines[i + 1:]))
+
+    stay = "stay = '" + "x" * 70 + "'\n"
+    problem = ReductionProblem("bug = 1\n" + stay + "far = 3\n", interesting, batch=1)
+    assert problem.run([NamedPass("lines", proposals)]) == "bug = 1\n" + stay
+    # deleting `bug` lost the finding in a compiled run: once `far` is gone, out of its
+    # context, that edit is not checked again
+    assert sum(1 for s in asked if "bug" not in s) == 1
+    assert problem.stats.dull_edits_skipped == 1
+    assert edit("a = 1\nb = 2\n", "a = 1\n") == ("a = 1\n", "b = 2\n", "", "")
