@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Sequence
 from typing import Any
 
 from mutator.findings import SEVERITY, Finding, ablation_table
@@ -93,7 +94,9 @@ def taxonomy(finding: Finding) -> str:
     return ", ".join(families) or "seed"
 
 
-def report_markdown(finding: Finding, *, repro_source: str | None, versions: dict[str, Any]) -> str:
+def report_markdown(finding: Finding, *, repro_source: str | None, versions: dict[str, Any],
+                    related: Sequence[str] = ()) -> str:
+    """`related`: lines on other findings of the same root cause, or the filed bug this one is."""
     reduction = finding.reduction
     lines = [f"# {title(finding)}", "", "### 🐛 Describe the bug", ""]
     lines += [_description(finding), ""]
@@ -124,6 +127,7 @@ def report_markdown(finding: Finding, *, repro_source: str | None, versions: dic
         lines += [f"Also seen as {len(finding.merged)} other signatures that reduced to the same program: "
                   + "; ".join(f"`{m['signature']['kind']} {m['signature'].get('exception', '')}`" for m in finding.merged),
                   ""]
+    lines += [*related, *([""] if related else [])]
     lines += ["Suggested labels: " + ", ".join(f"`{label}`" for label in LABELS), ""]
     return "\n".join(lines)
 

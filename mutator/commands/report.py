@@ -96,8 +96,9 @@ def report(campaign_dirs: tuple[Path, ...], out: Path | None, no_ablation: bool,
                                                                  else None)
         repro = directory / "repro.py"
         text = report_markdown(finding, repro_source=repro.read_text() if repro.exists() else None,
-                               versions=versions)
-        text = _with_lines(text, root_cause.markdown_lines(group_of.get(key), key) + known_bugs.markdown_lines(match))
+                               versions=versions,
+                               related=root_cause.markdown_lines(group_of.get(key), key)
+                               + known_bugs.markdown_lines(match))
         storage.write_text(directory / "report.md", text)
         if out is not None:
             storage.write_text(out / f"{Path(finding.directory).name}.md", text)
@@ -139,16 +140,6 @@ def _ordered(keyed: list[tuple[str, Path, Finding]], group_of: dict[str, root_ca
             ordered += together
             placed.update(key for key, _, _ in together)
     return ordered
-
-
-def _with_lines(text: str, lines: list[str]) -> str:
-    """report.md with the root-cause and known lines before its labels (until
-    mutator.report writes them itself: then they are there already)."""
-    if not lines or lines[0] in text:
-        return text
-    marker = "Suggested labels: "
-    block = "\n".join(lines) + "\n"
-    return text.replace(marker, block + marker, 1) if marker in text else text.rstrip() + "\n\n" + block
 
 
 def _print_table(rows: list[dict], campaign_dirs: tuple[Path, ...]) -> None:  # type: ignore[type-arg]
