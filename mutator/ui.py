@@ -41,7 +41,9 @@ def status_line(s: dict[str, Any]) -> str:
         kinds += "; not frontend bugs: " + ", ".join(f"{k.lower()} {n}" for k, n in low)
     return (f"[{hms(s['elapsed'])}] execs {s['execs']} ({s['execs_per_sec']}/s)  corpus {s['corpus']} "
             f"(favoured {s['favoured']})  arcs {s['arcs']}  features {s['features']}  "
-            f"findings {s['findings']} [{kinds}] hits {s['hits']}  invalid {s['invalid_rate']:.0%}  "
+            f"findings {s['findings']} [{kinds}] hits {s['hits']}"
+            + (f"  known {s['known_signatures']} ({s['known_hits']} hits)" if s.get("known_hits") else "")
+            + f"  invalid {s['invalid_rate']:.0%}  "
             f"unstable {s['unstable_rate']:.0%}"
             + (f"  reduced {s['reduced']} (merged {s['merged']}, queued {s['reducing']})"
                if s.get("reduced") or s.get("reducing") else "")
@@ -167,7 +169,10 @@ def render(s: dict[str, Any], title: str) -> Panel:
         findings.add_row(kind, str(n))
     for kind, n in low:
         findings.add_row(f"[dim]{kind} (not a frontend bug)[/dim]", f"[dim]{n}[/dim]")
-    findings.caption = (f"hits {s['hits']}; reduced {s.get('reduced', 0)}, merged {s.get('merged', 0)}, "
+    findings.caption = (f"hits {s['hits']}; "
+                        + (f"known from --known: {s['known_signatures']} signatures, {s['known_hits']} hits; "
+                           if s.get("known_hits") else "")
+                        + f"reduced {s.get('reduced', 0)}, merged {s.get('merged', 0)}, "
                         f"queued for reduction {s.get('reducing', 0)}; latest: {s['latest_finding'] or 'none'}")
     families = Table(title="operator yield by family", title_justify="left", expand=True, show_edge=False)
     for column in ("family", "applied", "valid", "new cov", "findings"):
