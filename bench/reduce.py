@@ -83,7 +83,6 @@ def main() -> None:
     passes: dict[str, PassStats] = {}
     overhead = 0.0  # ours outside the passes: the final confirmation
     checking = 0.0  # ours waiting for the predicate (the rest of the passes' time is proposing candidates)
-    skipped = 0  # ours: candidates not checked, their edit rejected by a compiled run before in the same context
     runs = {"ours": CandidateRuns(), "theirs": CandidateRuns()}  # their candidates' runs, summed
     with WorkerPool(workers=args.jobs) as pool:
         pool.wait_ready()
@@ -107,7 +106,6 @@ def main() -> None:
                 total.seconds += stats.seconds
             overhead += ours_seconds - sum(stats.seconds for stats in ours.stats.passes.values())
             checking += ours.stats.checking_seconds
-            skipped += ours.stats.dull_edits_skipped
             row = dict(name=directory.name[:44], before=lines(program.source),
                        ours=(lines(ours.reduced.source), tokens(ours.reduced.source), ours_seconds, ours.stats.checks))
             line = f"{row['name']:44} {row['before']:4} lines | ours {_side(row['ours'])}"
@@ -125,7 +123,6 @@ def main() -> None:
                     (args.keep / directory.name / "pysource_minimize.py").write_text(theirs)
     if rows:
         _summary(rows, pool.size, passes, overhead, checking, runs)
-        print(f"  ours skipped {skipped} candidates whose edit a compiled run had rejected in the same context")
 
 
 def _add_runs(total: CandidateRuns, before: CandidateRuns, after: CandidateRuns) -> None:

@@ -24,9 +24,8 @@ from mutator import syntax
 from mutator.reduce.passes import PASSES, NamedPass
 
 # sources in, one verdict each: checked together (the predicate spreads them over the workers);
-# None for one it left unjudged because an earlier one is interesting; REJECTED_COMPILED (falsy)
-# for one only its compiled run rejected
-Predicate = Callable[[list[str]], list["bool | None | RejectedCompiled"]]
+# None for one it left unjudged because an earlier one is interesting
+Predicate = Callable[[list[str]], list[bool | None]]
 Admissible = Callable[[str], bool]
 
 
@@ -43,43 +42,9 @@ class ReductionStats:
     checks: int = 0
     checking_seconds: float = 0.0  # waiting for the predicate; the rest of the passes' time is proposing
     cache_hits: int = 0
-    dull_edits_skipped: int = 0  # candidates making an edit a compiled run rejected before, in the same context
     rounds: int = 0
     timed_out: bool = False
     pass_errors: list[str] = field(default_factory=list)  # passes that failed on this program (bugs of ours)
-
-
-class RejectedCompiled:
-    """A predicate's verdict: not interesting, found by a compiled run (its eager run ended
-    as the original's). Falsy like False; the problem remembers the candidate's edit."""
-
-    def __bool__(self) -> bool:
-        return False
-
-    def __repr__(self) -> str:
-        return "REJECTED_COMPILED"
-
-
-REJECTED_COMPILED = RejectedCompiled()
-_CONTEXT = 60  # characters each side that make an edit's context
-
-
-def edit(current: str, candidate: str) -> tuple[str, str, str, str]:
-    """What the candidate changes in `current`, with the text around it: (before, removed,
-    inserted, after). A compiled run is the dear part of a check, and an edit whose compiled
-    run lost the finding (deleting the statement the bug needs) loses it again while its
-    surroundings stay the same: such an edit is not checked again in later rounds. Edits an
-    eager run rejected (a name still used elsewhere) are not remembered: a change far away
-    can make them pass."""
-    limit = min(len(current), len(candidate))
-    start = 0
-    while start < limit and current[start] == candidate[start]:
-        start += 1
-    end = 0
-    while end < limit - start and current[-1 - end] == candidate[-1 - end]:
-        end += 1
-    return (current[max(0, start - _CONTEXT):start], current[start:len(current) - end],
-            candidate[start:len(candidate) - end], current[len(current) - end:len(current) - end + _CONTEXT])
 
 
 def size_key(source: str) -> tuple[int, str]:
@@ -117,7 +82,6 @@ class ReductionProblem:
         self._on_progress = on_progress
         self._stop = stop  # asked to stop early (the campaign is ending): like running out of time
         self._cache: dict[str, bool] = {}
-        self._dull_edits: set[tuple[str, str, str, str]] = set()
         self.stats = ReductionStats()
 
     @property
@@ -199,9 +163,6 @@ class ReductionProblem:
                         self.current = source
                         return position
                     continue
-                if edit(self.current, source) in self._dull_edits:
-                    self.stats.dull_edits_skipped += 1
-                    continue
                 if any(d == digest for _, _, d in batch):
                     continue
                 batch.append((position, source, digest))
@@ -217,9 +178,7 @@ class ReductionProblem:
             self.stats.checks += judged
             for (position, source, digest), interesting in zip(batch, verdicts):
                 if interesting is not None:
-                    self._cache[digest] = bool(interesting)
-                if interesting is REJECTED_COMPILED:
-                    self._dull_edits.add(edit(self.current, source))
+                    self._cache[digest] = interesting
             for (position, source, _), interesting in zip(batch, verdicts):
                 if interesting:
                     self.current = source

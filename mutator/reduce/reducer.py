@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import ast
 import builtins
+import re
+import symtable
 import time
 from collections import deque
 from collections.abc import Callable
@@ -24,9 +26,7 @@ from mutator.observation import ExecResult, Mode, RunConfig
 from mutator import syntax
 from mutator.oracle import Oracle
 from mutator.program import Program, ProgramError, ProgramForm
-from mutator.reduce.problem import (
-    REJECTED_COMPILED, ReductionProblem, ReductionStats, RejectedCompiled, parse_quietly,
-)
+from mutator.reduce.problem import ReductionProblem, ReductionStats, parse_quietly
 from mutator.verdict import Verdict
 
 
@@ -102,10 +102,7 @@ class Reducer:
         started = self._clock()
         if target is None or target.program.source != program.source:
             target = self.target(program, expect=expect)
-        try:
-            unbound = unbound_names(parse_quietly(program.source))
-        except SyntaxError:
-            unbound = None
+        unbound = unbound_names(program.source)
 
         def worth_running(source: str) -> bool:
             return admissible(source, program) and compiles(source, program.name) \
@@ -127,7 +124,7 @@ class Reducer:
         return Reduction(program, reduced, target.signature, check, confirmed, problem.stats,
                          self._clock() - started)
 
-    def interesting(self, sources: list[str], target: Target) -> list[bool | None | RejectedCompiled]:
+    def interesting(self, sources: list[str], target: Target) -> list[bool | None]:
         """Whether each source still gets the target's signature; None for one left unjudged
         because an earlier one is interesting (the first interesting one wins).
 
@@ -139,7 +136,7 @@ class Reducer:
         is started for a candidate after one known to be interesting."""
         programs = [Program.from_source(source, target.program.name) for source in sources]
         config = target.candidate_config
-        verdicts: list[bool | None | RejectedCompiled] = [None] * len(programs)
+        verdicts: list[bool | None] = [None] * len(programs)
         eager_runs: dict[int, ExecResult] = {}
         passed: deque[int] = deque()  # eager run as the original's, compiled run not started
         running: dict[Future[ExecResult], int] = {}
@@ -172,15 +169,13 @@ class Reducer:
                     if verdicts[i]:
                         bound = min(bound, i)
 
-    def _judge(self, program: Program, eager: ExecResult, compiled: ExecResult,
-               target: Target) -> bool | RejectedCompiled:
+    def _judge(self, program: Program, eager: ExecResult, compiled: ExecResult, target: Target) -> bool:
         self.runs.count(compiled, rejected=ends(compiled) != target.compiled_ends)
         if ends(compiled) != target.compiled_ends:
-            return REJECTED_COMPILED
+            return False
         judgement = self._oracle.judge(eager, compiled, mask=target.mask, program=program)
-        same = judgement.verdict.is_finding and Signature.of(CheckResult(program, judgement, (eager, compiled))) \
+        return judgement.verdict.is_finding and Signature.of(CheckResult(program, judgement, (eager, compiled))) \
             == target.signature
-        return True if same else REJECTED_COMPILED
 
 
 @dataclass
@@ -256,43 +251,42 @@ def compiles(source: str, name: str) -> bool:
 
 
 def orphans_a_name(source: str, unbound: set[str] | None) -> bool:
-    """Whether the candidate reads a name that the original bound and it binds nowhere (a
-    deleted definition still used): its eager run would end in a NameError, so it is
-    rejected without one. Scope-blind, so it never rejects what would run; `unbound`: the
-    original's own unbound names (None: it star-imports, anything may be bound)."""
+    """Whether some scope of the candidate reads a name as a global that the module binds
+    nowhere, a name the original did bind (a deleted definition, or a deleted assignment to
+    a function's local, still used): its eager run would end in a NameError if it got
+    there, so it is rejected without one. `unbound`: the original's own (None: it
+    star-imports, anything may be bound)."""
     if unbound is None:
         return False
-    try:
-        names = unbound_names(parse_quietly(source))
-    except SyntaxError:
-        return False
+    names = unbound_names(source)
     return names is not None and bool(names - unbound - _BUILTINS)
 
 
 _BUILTINS = frozenset(dir(builtins))
+_STAR_IMPORT = re.compile(r"\bimport\s*\*")
 
 
-def unbound_names(tree: ast.Module) -> set[str] | None:
-    """Names the program reads and binds nowhere, in no scope; None when it star-imports."""
-    bound: set[str] = set()
-    read: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name):
-            (read if isinstance(node.ctx, ast.Load) else bound).add(node.id)
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            bound.add(node.name)
-        elif isinstance(node, ast.arg):
-            bound.add(node.arg)
-        elif isinstance(node, ast.alias):
-            if node.name == "*":
-                return None
-            bound.add(node.asname or node.name.split(".")[0])
-        elif isinstance(node, (ast.Global, ast.Nonlocal)):
-            bound.update(node.names)
-        elif isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and node.name:
-            bound.add(node.name)
-        elif isinstance(node, ast.MatchMapping) and node.rest:
-            bound.add(node.rest)
+def unbound_names(source: str) -> set[str] | None:
+    """Names some scope reads as globals (Python's own scoping, by `symtable`) that no
+    statement of the module binds; None when it star-imports or does not compile."""
+    if _STAR_IMPORT.search(source):
+        return None
+    try:
+        module = symtable.symtable(source, "<candidate>", "exec")
+    except (SyntaxError, ValueError):
+        return None
+    tables, bound, read = [module], set(), set()
+    while tables:
+        table = tables.pop()
+        tables.extend(table.get_children())
+        for symbol in table.get_symbols():
+            if not symbol.is_global():
+                continue
+            if symbol.is_assigned() or symbol.is_imported() or (table is module and symbol.is_namespace()):
+                if table is module or symbol.is_declared_global():
+                    bound.add(symbol.get_name())
+            if symbol.is_referenced():
+                read.add(symbol.get_name())
     return read - bound
 
 
