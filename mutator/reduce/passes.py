@@ -146,10 +146,10 @@ def _inner_bodies(statement: cst.BaseStatement) -> list[Sequence[cst.BaseStateme
 
 # -- nodes: one replacement at a time ------------------------------------------------------
 def node_pass(alternatives: Callable[[cst.CSTNode], list[cst.CSTNode]]) -> Pass:
-    """A pass trying, node by node (parents before their children: the biggest cuts
-    first, and what a kept one removes is never tried), every alternative `alternatives`
-    offers for it; an alternative libcst cannot write is not offered, nor a constant in
-    place of what a call calls (`None(x)`, `1(x)` only raise TypeError)."""
+    """A pass trying, node by node (children before their parents), every alternative
+    `alternatives` offers for it; an alternative libcst cannot write is not offered, nor a
+    constant in place of what a call calls (`None(x)`, `1(x)` only raise TypeError).
+    Parents first took as long on 6 campaign findings and left one at 92 tokens, not 53."""
     def run(module: cst.Module, *, start: int = 0) -> Iterator[cst.Module]:
         options: dict[int, list[cst.CSTNode]] = {}
 
@@ -162,7 +162,7 @@ def node_pass(alternatives: Callable[[cst.CSTNode], list[cst.CSTNode]]) -> Pass:
                 found = [option for option in found if not _is_constant(option)]
             options[id(node)] = found
             return bool(found)
-        ancestry = _Ancestry(wanted, post_order=False)
+        ancestry = _Ancestry(wanted, post_order=True)
         module.visit(ancestry)
         plan = [(path, choice) for path in ancestry.paths for choice in options[id(path[-1])]]
         for path, choice in plan[start:]:
