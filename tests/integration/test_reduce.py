@@ -145,8 +145,9 @@ def test_fuzzing_goes_on_while_findings_are_reduced_in_the_background(tmp_path: 
     assert counters["execs"] >= 60  # the loop kept going (about 2/s on two workers)
     [finding] = [p.parent for p in out.glob("findings/*/finding.json") if "small_bug" in p.read_text()]
     assert "findings reduced in the background" in proc.stdout and "reduced" in counters
-    # the reduction's runs jump the pool's queue, so it ends within the run
-    assert counters["reduced"] == 1, (counters, proc.stdout[-2000:])
+    # the reduction's runs jump the pool's queue, so it ends within the run (and, reductions
+    # being quick, another finding's may too)
+    assert counters["reduced"] >= 1 and (finding / "reduced.py").exists(), (counters, proc.stdout[-2000:])
     reduced = (finding / "reduced.py").read_text()
     assert "SCALE" not in reduced and "is_compiling" in reduced
     assert plain_python(finding / "repro.py").returncode == 1
