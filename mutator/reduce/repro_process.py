@@ -184,5 +184,7 @@ def _harness(program: Program, header: str, parent: str, config: Changes, *, wit
 
 def _seeding(imported: dict[str, str]) -> str:
     modules = ["torch"] + [name for name in ("random", "numpy") if name in imported]
-    lines = [f"import {name}" + (f" as {imported[name]}" if imported[name] != name else "") for name in modules]
+    # a program that imports no torch (the reduction took its import out) still seeds torch
+    lines = [f"import {name}" + (f" as {imported[name]}" if imported.get(name, name) != name else "")
+             for name in modules]
     return "\n".join(lines + [repro_source.seeds(imported), ""])

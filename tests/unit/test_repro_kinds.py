@@ -185,3 +185,15 @@ def test_config_watch_reports_what_changed_since_the_run_began_as_literals(monke
     assert watch.changes() == (("torch._dynamo.config.flag", "True"), ("torch._dynamo.config.limit", "2"),
                                ("torch._inductor.config.threads", "4"))
     assert all(ast.literal_eval(value) is not None for _, value in watch.changes())
+
+
+@pytest.mark.parametrize("verdict", [Verdict.MISMATCH, Verdict.CRASH, Verdict.HANG, Verdict.SPECIALIZATION])
+def test_a_program_the_reduction_left_without_import_torch_still_gets_its_reproducers(verdict: Verdict):
+    # seen on a reduced crash of a 20-minute campaign: fn builds a dict from ints, no torch left
+    bare = Program.from_source("def fn(x):\n    return {n: x for n in 'ab'}\n\n\ndef inputs():\n    return (1,)\n",
+                               "bare.py")
+    repros = make_repros(bare, verdict, facts=ReproFacts(limit_hit=True))
+    assert repros
+    for repro in repros:
+        compile(repro, "repro.py", "exec")
+        assert "import torch" in repro
