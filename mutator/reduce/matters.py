@@ -83,9 +83,11 @@ class Row:
     change: str
     outcome: str  # STILL_FAILS, PASSES, FAILS_OTHERWISE, BREAKS_PROGRAM
     detail: str = ""  # the other signature, or how the eager run ended
+    removal: bool = False  # the change took the construct away (else: swapped it for a neighbour)
 
-    def as_json(self) -> dict[str, str]:
-        return dict(construct=self.construct, change=self.change, outcome=self.outcome, detail=self.detail[:200])
+    def as_json(self) -> dict[str, Any]:
+        return dict(construct=self.construct, change=self.change, outcome=self.outcome, detail=self.detail[:200],
+                    removal=self.removal)
 
 
 @dataclass
@@ -103,16 +105,25 @@ class Matters:
 
     @property
     def not_needed(self) -> list[str]:
-        """Constructs every informative change of which still fails."""
-        informative: dict[str, set[str]] = {}
-        for row in self.rows:
-            if row.outcome in (STILL_FAILS, PASSES):
-                informative.setdefault(row.construct, set()).add(row.outcome)
-        return [c for c, outcomes in informative.items() if outcomes == {STILL_FAILS}]
+        """Constructs the bug stays without: a removal still fails, and no change passes."""
+        return [c for c in self._unexplaining() if any(row.removal and row.outcome == STILL_FAILS
+                                                       for row in self.rows if row.construct == c)]
+
+    @property
+    def any_neighbour(self) -> list[str]:
+        """Constructs whose kind does not matter: every neighbour tried still fails, no change
+        passes, and no removal told whether the construct itself is needed (it broke the
+        program: a `try` whose body raises eagerly, say)."""
+        return [c for c in self._unexplaining() if c not in self.not_needed
+                and any(not row.removal and row.outcome == STILL_FAILS for row in self.rows if row.construct == c)]
+
+    def _unexplaining(self) -> list[str]:
+        passing = {row.construct for row in self.rows if row.outcome == PASSES}
+        return list(dict.fromkeys(row.construct for row in self.rows if row.construct not in passing))
 
     def as_json(self) -> dict[str, Any]:
         return dict(rows=[row.as_json() for row in self.rows], removed=self.removed, needed=self.needed,
-                    not_needed=self.not_needed, checks=self.checks, seconds=round(self.seconds, 1),
+                    not_needed=self.not_needed, any_neighbour=self.any_neighbour, checks=self.checks, seconds=round(self.seconds, 1),
                     skipped=self.skipped)
 
 
@@ -558,7 +569,8 @@ class Prober:
                 if outcome != PASSES:
                     outcomes[i] = (STILL_FAILS if outcome == STILL_FAILS else outcome,
                                    "passed once, not twice: " + (detail or outcome))
-        result.rows = [Row(p.construct, p.change, outcome, detail) for p, (outcome, detail) in zip(candidates, outcomes)]
+        result.rows = [Row(p.construct, p.change, outcome, detail, p.removal)
+                       for p, (outcome, detail) in zip(candidates, outcomes)]
         result.seconds = self._clock() - started
         return result
 
@@ -636,12 +648,17 @@ def markdown(data: dict[str, Any]) -> list[str]:
             lines.append(f"- {construct}: {'. '.join(parts)}")
         lines.append("")
     if not_needed or data.get("removed"):
-        lines.append("**Not needed** (the bug stays without it, or with its neighbours):")
+        lines.append("**Not needed** (the bug stays without it):")
         for construct in not_needed:
             lines.append(f"- {construct}: still fails {'; '.join(by_construct[construct][STILL_FAILS])}")
         for construct in data.get("removed", []):
             if construct not in not_needed:
                 lines.append(f"- {construct}: the reduction took it out and the bug stayed")
+        lines.append("")
+    if data.get("any_neighbour"):
+        lines.append("**Any of its kind** (the bug stays with its neighbours; without it the program no longer runs):")
+        for construct in data["any_neighbour"]:
+            lines.append(f"- {construct}: still fails {'; '.join(by_construct[construct][STILL_FAILS])}")
         lines.append("")
     other = [row for row in rows if row["outcome"] == FAILS_OTHERWISE]
     if other:

@@ -40,7 +40,7 @@ def explained(targets: Targets, name: str, tmp_path: Path) -> tuple[dict, str, s
 
 
 def not_needed(data: dict) -> list[str]:
-    return data["not_needed"] + data["removed"]
+    return data["not_needed"] + data["any_neighbour"] + data["removed"]
 
 
 def test_a_set_subclass_at_a_graph_break_needs_both_and_not_the_generator(targets, tmp_path):

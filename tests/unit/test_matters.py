@@ -95,16 +95,25 @@ def test_what_is_needed_and_what_is_not():
         Row("a `set` subclass", "as a `frozenset` subclass", STILL_FAILS),
         Row("a `set` subclass", "as a plain `set` (`Tags = set`)", PASSES),
         Row("a generator expression", "with a list comprehension instead", STILL_FAILS),
-        Row("`@deco`", "without `@deco`", matters.BREAKS_PROGRAM, "eager run raised: NameError"),
+        Row("the generator's filter", "without the `if` filter", STILL_FAILS, removal=True),
+        Row("`@deco`", "without `@deco`", matters.BREAKS_PROGRAM, "eager run raised: NameError", removal=True),
+        Row("a `try`/`except RuntimeError`", "without the `try` (its body alone)", matters.BREAKS_PROGRAM,
+            "eager run raised: RuntimeError", removal=True),
+        Row("a `try`/`except RuntimeError`", "catching `Exception` instead of `RuntimeError`", STILL_FAILS),
     ], removed=["`torch.func.vmap`"], checks=12, seconds=1.5)
     data = result.as_json()
     assert data["needed"] == ["a graph break", "a `set` subclass"]
-    assert data["not_needed"] == ["a generator expression"]  # `@deco`: nothing known
+    # a removal that still fails says "not needed"; a neighbour that fails says only that its
+    # kind does not matter (the try cannot go: eager raises without it); `@deco`: nothing known
+    assert data["not_needed"] == ["the generator's filter"]
+    assert data["any_neighbour"] == ["a generator expression", "a `try`/`except RuntimeError`"]
     assert matters.headline(data) == "a graph break and a `set` subclass"
     text = "\n".join(matters.markdown(data))
     assert "- a `set` subclass: passes as a plain `set` (`Tags = set`). still fails as a `frozenset` subclass" in text
     assert "- `torch.func.vmap`: the reduction took it out and the bug stayed" in text
-    assert "Checked 5 variants of the reduced program (12 runs, 1.5 s), 1 of which broke the program eagerly." in text
+    assert "**Any of its kind**" in text and \
+        "- a `try`/`except RuntimeError`: still fails catching `Exception` instead of `RuntimeError`" in text
+    assert "Checked 8 variants of the reduced program (12 runs, 1.5 s), 2 of which broke the program eagerly." in text
 
 
 def test_the_title_names_what_matters():
