@@ -64,7 +64,8 @@ def title(finding: Finding) -> str:
     a `set` subclass and a graph break"."""
     signature = finding.signature
     reason = difference(finding)
-    needs = matters.headline(finding.reduction.get("matters", {}))
+    needs = matters.headline(finding.reduction.get("matters", {}),
+                             said="fullgraph" if signature.verdict is Verdict.FULLGRAPH_BREAK else "")
     with_ = f" with {needs}" if needs else ""
     if signature.verdict is Verdict.MISMATCH:
         return f"[dynamo] torch.compile(backend=\"eager\") differs from eager{with_}: {reason[:100]}"

@@ -517,6 +517,16 @@ def _builtin_calls(module: cst.Module, found: _Collect) -> Iterator[Probe]:
                     comma=cst.MaybeSentinel.DEFAULT)]))
                 if source is not None:
                     yield Probe(f"the format spec `:{spec}`", "with `str(...)` instead (no spec)", source)
+        if name == "vars" and len(args) == 1 and args[0].keyword is None and not args[0].star:
+            source = _replaced(module, call, cst.Attribute(value=args[0].value, attr=cst.Name("__dict__")))
+            if source is not None:
+                yield Probe("`vars`", "with `.__dict__` instead of `vars`", source)
+        if name == "hasattr" and len(args) == 2 and isinstance(args[1].value, cst.SimpleString):
+            dir_call = cst.Call(func=cst.Name("dir"), args=[args[0].with_changes(comma=cst.MaybeSentinel.DEFAULT)])
+            source = _replaced(module, call, cst.Comparison(left=args[1].value, comparisons=[
+                cst.ComparisonTarget(operator=cst.In(), comparator=dir_call)]))
+            if source is not None:
+                yield Probe("`hasattr`", f"with `{_code(args[1].value)} in dir(...)` instead of `hasattr`", source)
         if name == "getattr" and len(args) == 2 and isinstance(args[1].value, cst.SimpleString):
             attr = args[1].value.evaluated_value
             if isinstance(attr, str) and attr.isidentifier():
@@ -618,9 +628,13 @@ class Prober:
 # ---- words --------------------------------------------------------------------------------------------------
 
 
-def headline(data: dict[str, Any]) -> str:
-    """The constructs that matter, for a title: "a `set` subclass and a graph break"."""
-    needed = [c for c in data.get("needed", []) if not c.startswith("`fullgraph=")]
+def headline(data: dict[str, Any], *, said: str = "") -> str:
+    """The constructs that matter, for a title: "a `set` subclass and a graph break" (not
+    those the title says already: `said`="fullgraph" for a graph break under fullgraph)."""
+    # what the bug needs; failing that, what cannot go and whose kind does not matter (a
+    # `try` the program breaks without)
+    needed = data.get("needed", []) or data.get("any_neighbour", [])
+    needed = [c for c in needed if not (said and said in c)]
     if not needed:
         return ""
     if len(needed) == 1:

@@ -174,3 +174,21 @@ def test_each_kind_s_report_says_what_is_expected_of_it():
         report("RECOMPILE_STORM")
     assert "Expected: the compiled run finishes within" in report("HANG")
     assert "`compiled:` equal to `eager:`" in report("MISMATCH")
+
+
+def test_vars_and_hasattr_get_their_spelled_out_neighbours():
+    got = changes('''
+        def fn(x, names):
+            params = {n: x for n in names}
+            return hasattr(params, "__dict__") and "values" in vars(params)
+    ''')
+    assert got["`hasattr`"] == ['with `"__dict__" in dir(...)` instead of `hasattr`']
+    assert got["`vars`"] == ["with `.__dict__` instead of `vars`"]
+
+
+def test_the_headline_falls_back_to_what_cannot_go_and_skips_what_the_title_says():
+    assert matters.headline({"needed": [], "any_neighbour": ["a `try`/`except RuntimeError`"]}) == \
+        "a `try`/`except RuntimeError`"
+    data = {"needed": ["`fullgraph=True`", "a `set` subclass"]}
+    assert matters.headline(data) == "`fullgraph=True` and a `set` subclass"
+    assert matters.headline(data, said="fullgraph") == "a `set` subclass"
