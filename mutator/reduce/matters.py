@@ -241,6 +241,7 @@ def probes(source: str) -> list[Probe]:
     out += _generators(module, found)
     out += _format_specs(module, found)
     out += _handlers(module, found)
+    out += _environment(module, found)
     out += _closure_cells(module, found)
     out += _methods(module, found)
     out += _builtin_calls(module, found)
@@ -407,6 +408,34 @@ def _generators(module: cst.Module, found: _Collect) -> Iterator[Probe]:
                 yield Probe("the generator's filter", "without the `if` filter", source, removal=True)
 
 
+def _environment(module: cst.Module, found: _Collect) -> Iterator[Probe]:
+    """`os.environ` read or written: the variant uses a plain dict of the same entries
+    (Dynamo treats the process environment as it does no other mapping)."""
+    class Swap(cst.CSTTransformer):
+        def __init__(self) -> None:
+            self.swapped = False
+
+        def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:
+            if _dotted(original) == "os.environ":
+                self.swapped = True
+                return cst.Name("ENVIRON_AS_DICT")
+            return updated
+
+    swap = Swap()
+    try:
+        swapped = module.visit(swap)
+    except Exception:  # noqa: BLE001
+        return
+    if not swap.swapped:
+        return
+    body = list(swapped.body)
+    after = next((i + 1 for i in range(len(body) - 1, -1, -1) if "import os" in _code(body[i])), None)
+    if after is None:
+        return
+    body.insert(after, cst.parse_statement("ENVIRON_AS_DICT = dict(os.environ)\n"))
+    yield Probe("`os.environ`", "with a plain `dict` of its entries instead", swapped.with_changes(body=body).code)
+
+
 def _handlers(module: cst.Module, found: _Collect) -> Iterator[Probe]:
     """A `try` whose handlers catch something: without the `try` (its body alone), and each
     handler catching `Exception` instead."""
@@ -532,7 +561,7 @@ def _builtin_calls(module: cst.Module, found: _Collect) -> Iterator[Probe]:
             if isinstance(attr, str) and attr.isidentifier():
                 source = _replaced(module, call, cst.Attribute(value=args[0].value, attr=cst.Name(attr)))
                 if source is not None:
-                    yield Probe("`getattr`", f"with `.{attr}` instead of `getattr`", source)
+                    yield Probe(f"`getattr(..., {attr!r})`", f"with `.{attr}` instead of `getattr`", source)
     for statement in found.statements:
         body = statement.body
         if len(body) == 1 and isinstance(body[0], cst.Expr) and isinstance(body[0].value, cst.Call):

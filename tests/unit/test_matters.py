@@ -192,3 +192,24 @@ def test_the_headline_falls_back_to_what_cannot_go_and_skips_what_the_title_says
     data = {"needed": ["`fullgraph=True`", "a `set` subclass"]}
     assert matters.headline(data) == "`fullgraph=True` and a `set` subclass"
     assert matters.headline(data, said="fullgraph") == "a `set` subclass"
+
+
+def test_the_environment_becomes_a_plain_dict_and_getattr_names_its_attribute():
+    [probe] = [p for p in probes(textwrap.dedent('''
+        import os
+        import torch
+        def fn(x):
+            return x + 1 if os.environ.get("KNOB") else x
+        def drive(f):
+            f(torch.ones(1))
+            os.environ["KNOB"] = "on"
+            return f(torch.ones(1))
+    ''')) if p.construct == "`os.environ`"]
+    assert "ENVIRON_AS_DICT = dict(os.environ)" in probe.source and "os.environ.get" not in probe.source
+    assert 'ENVIRON_AS_DICT["KNOB"] = "on"' in probe.source
+    compile(probe.source, "<probe>", "exec")
+    got = changes('''
+        def fn(x):
+            return getattr(x, "__dict__")
+    ''')
+    assert got["`getattr(..., '__dict__')`"] == ["with `.__dict__` instead of `getattr`"]
