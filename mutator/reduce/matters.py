@@ -409,8 +409,9 @@ def _generators(module: cst.Module, found: _Collect) -> Iterator[Probe]:
 
 
 def _environment(module: cst.Module, found: _Collect) -> Iterator[Probe]:
-    """`os.environ` read or written: the variant uses a plain dict of the same entries
-    (Dynamo treats the process environment as it does no other mapping)."""
+    """`os.environ` read or written: the variant uses an empty plain dict the program fills
+    itself (Dynamo treats the process environment as it does no other mapping; a copy of
+    the environment would differ between the eager and the compiled process)."""
     class Swap(cst.CSTTransformer):
         def __init__(self) -> None:
             self.swapped = False
@@ -432,8 +433,9 @@ def _environment(module: cst.Module, found: _Collect) -> Iterator[Probe]:
     after = next((i + 1 for i in range(len(body) - 1, -1, -1) if "import os" in _code(body[i])), None)
     if after is None:
         return
-    body.insert(after, cst.parse_statement("ENVIRON_AS_DICT = dict(os.environ)\n"))
-    yield Probe("`os.environ`", "with a plain `dict` of its entries instead", swapped.with_changes(body=body).code)
+    body.insert(after, cst.parse_statement("ENVIRON_AS_DICT = {}\n"))  # a copy would differ by process
+    yield Probe("`os.environ`", "with a plain `dict` the program fills itself instead",
+                swapped.with_changes(body=body).code)
 
 
 def _handlers(module: cst.Module, found: _Collect) -> Iterator[Probe]:
