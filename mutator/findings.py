@@ -355,10 +355,10 @@ def _reduction_lines(reduction: dict[str, Any]) -> list[str]:
         lines += [f"`repro.py` (needs only torch): {repro}", ""]
     found = reduction.get("matters")
     if found:  # mutator.reduce.matters, as JSON; report.md has the whole section
-        lines += [f"What matters ({len(found['rows'])} variants of `reduced.py`, {found['checks']} runs): needs "
-                  f"{', '.join(found['needed']) or 'nothing a variant could tell'}"
-                  + (f"; not needed: {', '.join(found['not_needed'] + found['removed'])}"
-                     if found["not_needed"] or found["removed"] else "") + ".", ""]
+        not_needed = found.get("not_needed", []) + found.get("removed", [])
+        lines += [f"What matters ({len(found.get('rows', []))} variants of `reduced.py`, {found.get('checks', 0)} "
+                  f"runs): needs {', '.join(found.get('needed', [])) or 'nothing a variant could tell'}"
+                  + (f"; not needed: {', '.join(not_needed)}" if not_needed else "") + ".", ""]
     if reduction.get("ablation"):
         lines += [f"Ablation: **{reduction['label']}**", "", ablation_table(reduction["ablation"]), ""]
     lines += ["```python", reduction["source"].rstrip(), "```", ""]

@@ -58,16 +58,23 @@ def campaign(root: Path):
         finding, _ = store.record(crash(source, f"{op}.py"), provenance=f"{op}.some_op@fn:1", parent=n,
                                   elapsed=float(n))
     finding.reduction = dict(confirmed=True, source=BUG_A, canonical=canonical_digest(BUG_A), lines_before=9,
-                             lines_after=7, chars_before=200, chars_after=len(BUG_A), seconds=3.0, checks=12)
+                             lines_after=7, chars_before=200, chars_after=len(BUG_A), seconds=3.0, checks=12,
+                             matters=dict(needed=["`format`"]))
     store.save(finding)
     return store, finding
+
+
+def explain(reduction: Reduction) -> dict:
+    """What matters in a scripted reduction: BUG_B needs `tolist`, BUG_A `format`."""
+    return dict(needed=["`tolist`"] if "tolist" in reduction.reduced.source else ["`format`"])
 
 
 def test_variants_of_another_bug_are_split_off_together_and_the_rest_stay(tmp_path: Path):
     store, finding = campaign(tmp_path)
     reducer = ScriptedReducer({"variant B1": BUG_A_RENAMED, "variant C1": BUG_B, "variant D1": BUG_B + "\n# again\n",
                                "variant E1": BUG_A}, gone="variant E1")
-    outcomes = split_variants(reducer, store, finding, limit=4)  # A1 is smallest.py itself: not reduced again
+    outcomes = split_variants(reducer, store, finding, limit=4,  # A1 is smallest.py itself: not reduced again
+                              explain=explain)
     assert {o.key: o.verdict for o in outcomes} == {"B1": "same bug", "C1": "split", "D1": "split",
                                                    "E1": "does not reproduce"}
     assert all(expect == finding.signature for expect in reducer.expected)
@@ -96,12 +103,12 @@ def test_a_split_a_kill_cuts_short_leaves_no_finding_half_written(tmp_path: Path
     before = (tmp_path / finding.directory / "finding.json").read_text()
     monkeypatch.setattr(Path, "rename", lambda self, target: (_ for _ in ()).throw(KeyboardInterrupt()))
     with pytest.raises(KeyboardInterrupt):
-        split_variants(ScriptedReducer({"variant": BUG_B}), store, finding, limit=1)
+        split_variants(ScriptedReducer({"variant": BUG_B}), store, finding, limit=1, explain=explain)
     monkeypatch.undo()
     assert (tmp_path / finding.directory / "finding.json").read_text() == before
     assert len(FindingStore(tmp_path).findings) == 1  # the staged copy is not a finding
     store, finding = FindingStore(tmp_path), next(iter(FindingStore(tmp_path).findings.values()))
-    [outcome] = split_variants(ScriptedReducer({"variant": BUG_B}), store, finding, limit=1)
+    [outcome] = split_variants(ScriptedReducer({"variant": BUG_B}), store, finding, limit=1, explain=explain)
     assert outcome.verdict == "split" and len(FindingStore(tmp_path).findings) == 2
 
 
@@ -114,13 +121,15 @@ def test_an_unreduced_finding_or_no_limit_splits_nothing(tmp_path: Path):
 
 def test_same_bug_by_form_by_containment_and_by_what_matters():
     a, b = Reduced.of(BUG_A), Reduced.of(BUG_B)
-    assert same_bug(a, Reduced.of(BUG_A_RENAMED)) and not same_bug(a, b)
+    assert same_bug(a, Reduced.of(BUG_A_RENAMED))
+    assert same_bug(a, b)  # other programs alone are no evidence of another bug: variants of one reduce apart
     larger = Reduced.of(BUG_A + "\n\ndef helper():\n    return 1\n")
     assert same_bug(a, larger) and same_bug(larger, a)  # the reducer stopped at a larger program of it
     needs = frozenset({"a `dict` subclass"})
     assert same_bug(Reduced.of(BUG_A, needs), Reduced.of(BUG_B, needs))  # the analysis says the same thing matters
     assert not same_bug(Reduced.of(BUG_A, needs), Reduced.of(BUG_B, frozenset({"`fullgraph=True`"})))
-    assert not same_bug(Reduced.of(BUG_A, needs), b)  # only one analysed: the programs decide
+    assert same_bug(Reduced.of(BUG_A, needs), Reduced.of(BUG_B, needs | {"`fullgraph=True`"}))  # a need shared
+    assert same_bug(Reduced.of(BUG_A, needs), b)  # only one analysed: nothing tells them apart
 
 
 def test_what_matters_is_read_defensively():
@@ -133,6 +142,7 @@ def test_what_matters_is_read_defensively():
 
 def test_a_variant_whose_reduction_ran_out_of_time_is_never_split(tmp_path: Path):
     store, finding = campaign(tmp_path)
-    outcomes = split_variants(ScriptedReducer({"variant": BUG_B}, slow="variant C1"), store, finding, limit=2)
+    outcomes = split_variants(ScriptedReducer({"variant": BUG_B}, slow="variant C1"), store, finding, limit=2,
+                              explain=explain)
     assert {o.key: o.verdict for o in outcomes} == {"B1": "split", "C1": "not reduced to the end"}
     assert "C1" in json.loads((tmp_path / finding.directory / "finding.json").read_text())["variants"]
