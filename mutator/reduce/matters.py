@@ -607,9 +607,8 @@ class Prober:
         if passing and not stop():  # a pass that explains the bug must hold twice
             again = self._judge([candidates[i].source for i in passing], target, result, stop, fresh=True)
             for i, (outcome, detail) in zip(passing, again):
-                if outcome != PASSES:
-                    outcomes[i] = (STILL_FAILS if outcome == STILL_FAILS else outcome,
-                                   "passed once, not twice: " + (detail or outcome))
+                if outcome != PASSES:  # flaky: what the second run gave stands
+                    outcomes[i] = (outcome, "passed once, not twice: " + (detail or outcome))
         result.rows = [Row(p.construct, p.change, outcome, detail, p.removal)
                        for p, (outcome, detail) in zip(candidates, outcomes)]
         result.seconds = self._clock() - started
