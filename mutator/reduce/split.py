@@ -26,6 +26,7 @@ updated after that.
 from __future__ import annotations
 
 import dataclasses
+import re
 import shutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -75,7 +76,14 @@ def needed_constructs(reduction: dict[str, Any]) -> frozenset[str] | None:
         if isinstance(rows, list):
             needed = {str(row["construct"]) for row in rows
                       if isinstance(row, dict) and "construct" in row and row.get("verdict") == "needed"}
-    return frozenset(needed) or None
+    return frozenset(_unnamed(construct) for construct in needed) or None
+
+
+def _unnamed(construct: str) -> str:
+    """A construct without the program's own names: "`Point.__len__`" and "`_Pair.__len__`"
+    are one construct (a class's `__len__`), as are two mode classes' blocks."""
+    construct = re.sub(r"`[A-Z_]\w*\.(\w+)`", r"`<class>.\1`", construct)  # a class of the program's
+    return re.sub(r"a `\w+` block", "a `<user>` block", construct)
 
 
 def _contains(longer: tuple[str, ...], shorter: tuple[str, ...]) -> bool:

@@ -146,3 +146,12 @@ def test_a_variant_whose_reduction_ran_out_of_time_is_never_split(tmp_path: Path
                               explain=explain)
     assert {o.key: o.verdict for o in outcomes} == {"B1": "split", "C1": "not reduced to the end"}
     assert "C1" in json.loads((tmp_path / finding.directory / "finding.json").read_text())["variants"]
+
+
+def test_what_matters_is_compared_without_the_program_s_own_names():
+    # seen on a real finding: one malformed namedtuple __len__ in classes named Point and _Pair
+    one = needed_constructs({"matters": {"needed": ["`Point.__len__`"]}})
+    other = needed_constructs({"matters": {"needed": ["a `RecordingMode` block", "`_Pair.__len__`"]}})
+    assert same_bug(Reduced.of(BUG_A, one), Reduced.of(BUG_B, other))
+    assert needed_constructs({"matters": {"needed": ["a `torch.no_grad` block", "`torch.func.vmap`"]}}) == {
+        "a `torch.no_grad` block", "`torch.func.vmap`"}
