@@ -36,6 +36,7 @@ import libcst as cst
 
 from mutator.check import CheckResult, Runner
 from mutator.findings import Signature
+from mutator.mutation.tree import DISPLAY_KINDS, code, dotted
 from mutator.observation import ExecResult, Mode
 from mutator.oracle import Oracle
 from mutator.program import Program, ProgramError
@@ -123,24 +124,15 @@ class Matters:
 
     def as_json(self) -> dict[str, Any]:
         return dict(rows=[row.as_json() for row in self.rows], removed=self.removed, needed=self.needed,
-                    not_needed=self.not_needed, any_neighbour=self.any_neighbour, checks=self.checks, seconds=round(self.seconds, 1),
-                    skipped=self.skipped)
+                    not_needed=self.not_needed, any_neighbour=self.any_neighbour, checks=self.checks,
+                    seconds=round(self.seconds, 1), skipped=self.skipped)
 
 
 # ---- the constructs of a program and their variants -------------------------------------------------------
 
 
-def _code(node: cst.CSTNode) -> str:
-    return cst.Module(body=[]).code_for_node(node)
-
-
 def _dotted(node: cst.BaseExpression) -> str:
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
-        inner = _dotted(node.value)
-        return f"{inner}.{node.attr.value}" if inner else ""
-    return ""
+    return dotted(node) or ""
 
 
 def _leaf(node: cst.BaseExpression) -> str:
@@ -289,7 +281,7 @@ def _compile_options(module: cst.Module, found: _Collect) -> Iterator[Probe]:
     for key, value, edit in entries:
         if key == "backend":
             continue  # the ablation answers for the backend
-        construct = f"`{key}={_code(value)}`"
+        construct = f"`{key}={code(value)}`"
         source = edit(None)
         if source is not None:
             yield Probe(construct, f"without `{key}=` (its default)", source, removal=True)
@@ -430,7 +422,7 @@ def _environment(module: cst.Module, found: _Collect) -> Iterator[Probe]:
     if not swap.swapped:
         return
     body = list(swapped.body)
-    after = next((i + 1 for i in range(len(body) - 1, -1, -1) if "import os" in _code(body[i])), None)
+    after = next((i + 1 for i in range(len(body) - 1, -1, -1) if "import os" in code(body[i])), None)
     if after is None:
         return
     body.insert(after, cst.parse_statement("ENVIRON_AS_DICT = {}\n"))  # a copy would differ by process
@@ -459,10 +451,10 @@ def _handlers(module: cst.Module, found: _Collect) -> Iterator[Probe]:
 def _format_specs(module: cst.Module, found: _Collect) -> Iterator[Probe]:
     for part in found.specs:
         if part.format_spec:
-            spec = "".join(_code(p) for p in part.format_spec)
+            spec = "".join(code(p) for p in part.format_spec)
             source = _replaced(module, part, part.with_changes(format_spec=None))
             if source is not None:
-                yield Probe(f"the format spec `:{spec}`", f"without it (`{{{_code(part.expression)}}}`)",
+                yield Probe(f"the format spec `:{spec}`", f"without it (`{{{code(part.expression)}}}`)",
                             source, removal=True)
         if part.conversion:
             source = _replaced(module, part, part.with_changes(conversion=None))
@@ -471,7 +463,7 @@ def _format_specs(module: cst.Module, found: _Collect) -> Iterator[Probe]:
                             removal=True)
 
 
-_DISPLAYS = {cst.Dict: "dict", cst.List: "list", cst.Set: "set"}
+_DISPLAYS = {kind: DISPLAY_KINDS[kind] for kind in (cst.Dict, cst.List, cst.Set)}  # containers one mutates
 
 
 def _closure_cells(module: cst.Module, found: _Collect) -> Iterator[Probe]:
@@ -557,7 +549,7 @@ def _builtin_calls(module: cst.Module, found: _Collect) -> Iterator[Probe]:
             source = _replaced(module, call, cst.Comparison(left=args[1].value, comparisons=[
                 cst.ComparisonTarget(operator=cst.In(), comparator=dir_call)]))
             if source is not None:
-                yield Probe("`hasattr`", f"with `{_code(args[1].value)} in dir(...)` instead of `hasattr`", source)
+                yield Probe("`hasattr`", f"with `{code(args[1].value)} in dir(...)` instead of `hasattr`", source)
         if name == "getattr" and len(args) == 2 and isinstance(args[1].value, cst.SimpleString):
             attr = args[1].value.evaluated_value
             if isinstance(attr, str) and attr.isidentifier():
