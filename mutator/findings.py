@@ -320,8 +320,8 @@ class FindingStore:
               if finding.known else []),
             *([f"- **split from**: `{finding.split_from}`: a variant of it that reduced to a different program"]
               if finding.split_from else []),
-            *([f"- **split into**: " + ", ".join(f"`{d}`" for d in finding.split_into)
-               + " (variants that reduced to different programs)"] if finding.split_into else []),
+            *(["- **split into**: " + ", ".join(f"`{d}`" for d in finding.split_into)
+               + " (variants that reduced to another bug)"] if finding.split_into else []),
             f"- **torch**: {self.torch_version or 'unknown'}",
             "",
             *_reduction_lines(finding.reduction),
@@ -353,16 +353,21 @@ def _reduction_lines(reduction: dict[str, Any]) -> list[str]:
     repro = reduction.get("repro")
     if repro:
         lines += [f"`repro.py` (needs only torch): {repro}", ""]
-    found = reduction.get("matters")
-    if found:  # mutator.reduce.matters, as JSON; report.md has the whole section
-        not_needed = found.get("not_needed", []) + found.get("removed", [])
-        lines += [f"What matters ({len(found.get('rows', []))} variants of `reduced.py`, {found.get('checks', 0)} "
-                  f"runs): needs {', '.join(found.get('needed', [])) or 'nothing a variant could tell'}"
-                  + (f"; not needed: {', '.join(not_needed)}" if not_needed else "") + ".", ""]
+    if reduction.get("matters"):  # report.md has the whole section
+        lines += [f"What matters {matters_summary(reduction['matters'])}.", ""]
     if reduction.get("ablation"):
         lines += [f"Ablation: **{reduction['label']}**", "", ablation_table(reduction["ablation"]), ""]
     lines += ["```python", reduction["source"].rstrip(), "```", ""]
     return lines
+
+
+def matters_summary(found: dict[str, Any]) -> str:
+    """`mutator.reduce.matters`' analysis (as JSON) in one line, for the README and `mutate
+    reduce`: "(8 variants, 22 runs, 1 s): needs a `dict` subclass; not needed: `vars`"."""
+    not_needed = found.get("not_needed", []) + found.get("removed", [])
+    return (f"({len(found.get('rows', []))} variants, {found.get('checks', 0)} runs, {found.get('seconds', 0):.0f} s): "
+            f"needs {', '.join(found.get('needed', [])) or 'nothing a variant could tell'}"
+            + (f"; not needed: {', '.join(not_needed)}" if not_needed else ""))
 
 
 def ablation_table(rows: list[dict[str, Any]]) -> str:

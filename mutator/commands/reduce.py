@@ -10,6 +10,7 @@ import click
 from rich.console import Console
 
 from mutator.commands.common import EXIT_USAGE, run_config, run_options
+from mutator.findings import matters_summary
 from mutator.exec.pool import PoolError, WorkerPool
 
 
@@ -142,11 +143,7 @@ def _print_reduction(outcome) -> None:  # type: ignore[no-untyped-def]
                f"{data['checks']} checks" + ("" if data["confirmed"] else "; did NOT hold in fresh runs, kept as is"))
     click.echo(f"  repro: {data['repro']}")
     if "matters" in data:
-        found = data["matters"]
-        click.echo(f"  what matters ({len(found['rows'])} variants, {found['checks']} runs, {found['seconds']:.0f} s): "
-                   f"needs {', '.join(found['needed']) or 'nothing we could tell'}"
-                   + (f"; not: {', '.join(found['not_needed'] + found['removed'])}"
-                      if found["not_needed"] or found["removed"] else ""))
+        click.echo(f"  what matters {matters_summary(data['matters'])}")
     if outcome.rows:
         click.echo(f"  ablation: {data['label']}: " + ", ".join(f"{row.setting} {row.verdict}" for row in outcome.rows))
     for path in outcome.written:
