@@ -620,22 +620,27 @@ class Prober:
             except ProgramError as exc:
                 out[i] = (BREAKS_PROGRAM, str(exc)[:200])
         config = target.candidate_config
+        # eager runs first: a variant that breaks the program eagerly says nothing, and needs
+        # no compiled run (the reducer's candidates are filtered the same way)
         eager: dict[int, Future[ExecResult]] = {i: self._runner.submit(p, Mode.EAGER, config)
                                                for i, p in programs.items()}
-        compiled: dict[int, Future[ExecResult]] = {i: self._runner.submit(p, Mode.COMPILED, config)
-                                                  for i, p in programs.items()}
-        for i, program in programs.items():
-            eager_run, compiled_run = eager[i].result(), compiled[i].result()
-            result.checks += 2
-            out[i] = self._classify(program, eager_run, compiled_run, target)
-            if not fresh:
-                self._cache[keys[i]] = out[i]  # type: ignore[assignment]
+        eager_runs = {i: future.result() for i, future in eager.items()}
+        result.checks += len(eager_runs)
+        compiled: dict[int, Future[ExecResult]] = {}
+        for i, run in eager_runs.items():
+            if ends(run) == target.eager_ends:
+                compiled[i] = self._runner.submit(programs[i], Mode.COMPILED, config)
+            else:
+                outcome, kind = ends(run)
+                out[i] = (BREAKS_PROGRAM, f"eager run {outcome}{': ' + kind if kind else ''}")
+        for i, future in compiled.items():
+            result.checks += 1
+            out[i] = self._classify(programs[i], eager_runs[i], future.result(), target)
+        if not fresh:
+            self._cache.update((keys[i], out[i]) for i in programs if out[i] is not None)  # type: ignore[misc]
         return [o if o is not None else (BREAKS_PROGRAM, "") for o in out]
 
     def _classify(self, program: Program, eager: ExecResult, compiled: ExecResult, target: Target) -> tuple[str, str]:
-        if ends(eager) != target.eager_ends:
-            outcome, kind = ends(eager)
-            return BREAKS_PROGRAM, f"eager run {outcome}{': ' + kind if kind else ''}"
         judgement = self._oracle.judge(eager, compiled, mask=target.mask, program=program)
         signature = Signature.of(CheckResult(program, judgement, (eager, compiled)))
         if judgement.verdict.is_finding:
