@@ -17,10 +17,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.throughput import passing_seeds  # noqa: E402
-from mutator.features import arc_count  # noqa: E402
-from mutator.observation import Mode  # noqa: E402
+from mutator.core.features import arc_count  # noqa: E402
+from mutator.core.observation import Mode  # noqa: E402
 from mutator.exec.pool import WorkerPool  # noqa: E402
-from mutator.program import load_program  # noqa: E402
+from mutator.core.program import load_program  # noqa: E402
 
 
 def main() -> None:

@@ -44,7 +44,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from mutator.features import pack  # noqa: E402
+from mutator.core.features import pack  # noqa: E402
 
 WARMUP = 2.0  # seconds of each replay not measured: the pipeline filling
 FRESH_BASE = 1 << 40  # fresh features are arcs above this: no recorded arc is this large
@@ -68,7 +68,7 @@ def record(path: Path, checks: int, jobs: int | None) -> Recording:
     """A real campaign through the pool: the seeds' dry run, then `checks` mutant checks."""
     from loop import build  # the parts mutate fuzz wires
 
-    from mutator.fuzzer import Budget
+    from mutator.campaign.fuzzer import Budget
 
     with tempfile.TemporaryDirectory(prefix="mutator-driver-") as tmp:
         seeds, pool, fuzzer, _ = build(Path(tmp) / "campaign", [ROOT / "seeds"], jobs=jobs, seed=0)
@@ -209,9 +209,9 @@ class ReplayChecker:
 
 
 def replay(recording: Recording, workers: int, seconds: float, args: argparse.Namespace) -> dict[str, float]:
-    from mutator.campaign import Campaign, CampaignConfig
+    from mutator.campaign.directory import Campaign, CampaignConfig
     from mutator.commands.fuzz import build_fuzzer
-    from mutator.fuzzer import Budget
+    from mutator.campaign.fuzzer import Budget
 
     lo, hi = (float(x) for x in args.check_seconds.split("-"))
     with tempfile.TemporaryDirectory(prefix="mutator-driver-") as tmp:

@@ -27,17 +27,17 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from mutator.campaign import Campaign, CampaignConfig  # noqa: E402
-from mutator.check import Checker, CheckResult  # noqa: E402
-from mutator.corpus import Corpus, CoverageMap  # noqa: E402
-from mutator.features import is_arc  # noqa: E402
-from mutator.findings import FindingStore  # noqa: E402
-from mutator.fuzzer import Budget, Fuzzer  # noqa: E402
+from mutator.campaign.directory import Campaign, CampaignConfig  # noqa: E402
+from mutator.judge.check import Checker, CheckResult  # noqa: E402
+from mutator.campaign.corpus import Corpus, CoverageMap  # noqa: E402
+from mutator.core.features import is_arc  # noqa: E402
+from mutator.findings.store import FindingStore  # noqa: E402
+from mutator.campaign.fuzzer import Budget, Fuzzer  # noqa: E402
 from mutator.mutation.mutator import Mutator  # noqa: E402
 from mutator.mutation.registry import all_operators  # noqa: E402
 from mutator.exec.pool import WorkerPool  # noqa: E402
-from mutator.program import load_programs  # noqa: E402
-from mutator.schedule import SCHEDULES  # noqa: E402
+from mutator.core.program import load_programs  # noqa: E402
+from mutator.campaign.schedule import SCHEDULES  # noqa: E402
 
 
 CHECKPOINTS = (50, 100, 200, 400, 800, 1600, 3200, 6400)

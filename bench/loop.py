@@ -130,8 +130,8 @@ def workers_cpu(pids: list[int]) -> float:
 def instrument(phases: Phases, fuzzer: Any) -> None:
     """Probes on the driver's parts; each names a phase of PHASES. Whatever a version of the
     loop lacks (no mutation in the driver, say) is simply not there to charge."""
-    import mutator.fuzzer as fuzzer_module
-    from mutator import check, oracle
+    import mutator.campaign.fuzzer as fuzzer_module
+    from mutator.judge import check, oracle
 
     phases.wrap(fuzzer.schedule, "choose", "choose")
     phases.wrap(fuzzer.mutator, "mutate", "mutate")
@@ -160,8 +160,8 @@ def instrument(phases: Phases, fuzzer: Any) -> None:
 
 def run_floor(pool: Any, repeat: int = 8) -> float:
     """Median wall seconds of one run of an empty harness program: fork, set-up, report."""
-    from mutator.observation import Mode
-    from mutator.program import Program
+    from mutator.core.observation import Mode
+    from mutator.core.program import Program
 
     empty = Program.from_source("def fn(x):\n    return x\n\n\ndef inputs():\n    return (1,)\n", "empty.py")
     return statistics.median(pool.submit(empty, Mode.EAGER).result().seconds for _ in range(repeat))
@@ -171,11 +171,11 @@ def build(root: Path, seed_paths: list[Path], *, jobs: int | None, seed: int):  
     """The loop `mutate fuzz` wires (`build_fuzzer`), without the LLM and the background
     reduction, on a new pool; `checked` collects every check result the loop processes,
     with the seconds its worker spent building the mutant."""
-    from mutator.campaign import Campaign, CampaignConfig
+    from mutator.campaign.directory import Campaign, CampaignConfig
     from mutator.commands.fuzz import build_fuzzer
     from mutator.exec.pool import WorkerPool
-    from mutator.observation import RunConfig
-    from mutator.program import load_programs
+    from mutator.core.observation import RunConfig
+    from mutator.core.program import load_programs
 
     seeds, errors = load_programs(seed_paths)
     assert not errors, errors
@@ -202,7 +202,7 @@ def main() -> None:
     parser.add_argument("-j", "--jobs", type=int, default=None)
     args = parser.parse_args()
 
-    from mutator.fuzzer import Budget
+    from mutator.campaign.fuzzer import Budget
 
     with tempfile.TemporaryDirectory(prefix="mutator-loop-") as tmp:
         seeds, pool, fuzzer, checked = build(Path(tmp) / "campaign", args.seeds or [ROOT / "seeds"],
@@ -226,7 +226,7 @@ def main() -> None:
             building = sum(seconds for _, seconds in checked)
             programs = [r.program for r in results]
 
-            from mutator.check import Checker
+            from mutator.judge.check import Checker
 
             plain = Checker(pool)
             cpu1, workers1, wall1 = process_cpu(), workers_cpu(pids), time.monotonic()

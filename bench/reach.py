@@ -19,11 +19,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from mutator.check import Checker  # noqa: E402
+from mutator.judge.check import Checker  # noqa: E402
 from mutator.mutation.mutator import Mutator  # noqa: E402
 from mutator.mutation.registry import all_operators  # noqa: E402
 from mutator.exec.pool import WorkerPool  # noqa: E402
-from mutator.program import load_programs  # noqa: E402
+from mutator.core.program import load_programs  # noqa: E402
 
 
 def survey(checker: Checker, programs, workers: int) -> tuple[set[str], Counter]:

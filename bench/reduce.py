@@ -30,10 +30,10 @@ ROOT = Path(__file__).resolve().parents[1]
 DEPS = ROOT / "bench" / ".deps"
 sys.path.insert(0, str(ROOT))
 
-from mutator.findings import Finding  # noqa: E402
-from mutator import storage  # noqa: E402
+from mutator.findings.store import Finding  # noqa: E402
+from mutator.core import storage  # noqa: E402
 from mutator.exec.pool import WorkerPool  # noqa: E402
-from mutator.program import Program, load_program  # noqa: E402
+from mutator.core.program import Program, load_program  # noqa: E402
 from mutator.reduce.problem import PassStats  # noqa: E402
 from mutator.reduce.reducer import CandidateRuns, NotReproduced, Reducer, Target, admissible  # noqa: E402
 

@@ -22,14 +22,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from mutator.check import Checker  # noqa: E402
+from mutator.judge.check import Checker  # noqa: E402
 from mutator.mutation.operator import Mutant, Step  # noqa: E402
-from mutator.observation import RunConfig  # noqa: E402
+from mutator.core.observation import RunConfig  # noqa: E402
 from mutator.exec.pool import WorkerPool  # noqa: E402
-from mutator.program import Program, ProgramError  # noqa: E402
+from mutator.core.program import Program, ProgramError  # noqa: E402
 from mutator.repair import Repaired, RepairRequest, repair_by_rules  # noqa: E402
-from mutator.values import ExceptionInfo, FrameInfo  # noqa: E402
-from mutator.verdict import Verdict  # noqa: E402
+from mutator.core.values import ExceptionInfo, FrameInfo  # noqa: E402
+from mutator.core.verdict import Verdict  # noqa: E402
 
 _PARENT = re.compile(r"mutant_of_(\d{6})\.py")
 

@@ -27,8 +27,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from mutator.features import is_arc  # noqa: E402
-from mutator.findings import FindingStore  # noqa: E402
+from mutator.core.features import is_arc  # noqa: E402
+from mutator.findings.store import FindingStore  # noqa: E402
 
 _PAIR = struct.Struct("<qq")
 

@@ -36,9 +36,9 @@ def judge_in_process(paths: list[str], *, warm: bool) -> list[float]:
     import torch
 
     torch.set_num_threads(1)
-    from mutator.observation import ExecResult, Mode, Outcome, RunConfig
-    from mutator.oracle import Oracle
-    from mutator.program import load_program
+    from mutator.core.observation import ExecResult, Mode, Outcome, RunConfig
+    from mutator.judge.oracle import Oracle
+    from mutator.core.program import load_program
     from mutator.runtime.execute import run_program
 
     if warm:
@@ -78,10 +78,10 @@ def fresh_process_per_program(paths: list[str]) -> list[float]:
 
 
 def pool_per_program(paths: list[str], workers: int, sandbox: str = "on") -> list[float]:
-    from mutator.check import Checker
+    from mutator.judge.check import Checker
     from mutator.exec.pool import WorkerPool
-    from mutator.observation import Mode, RunConfig
-    from mutator.program import load_program
+    from mutator.core.observation import Mode, RunConfig
+    from mutator.core.program import load_program
 
     with WorkerPool(workers=workers, config=RunConfig(sandbox=sandbox)) as pool:
         checker = Checker(pool)
@@ -98,10 +98,10 @@ def pool_per_program(paths: list[str], workers: int, sandbox: str = "on") -> lis
 
 def confirmation_cost(paths: list[Path]) -> dict[str, float]:
     """Check every program once through a 2-worker pool; count eager runs and their seconds."""
-    from mutator.check import Checker
-    from mutator.observation import Mode
+    from mutator.judge.check import Checker
+    from mutator.core.observation import Mode
     from mutator.exec.pool import WorkerPool
-    from mutator.program import load_program
+    from mutator.core.program import load_program
 
     programs = [load_program(p) for p in paths]
     with WorkerPool(workers=2) as pool:

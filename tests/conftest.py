@@ -5,7 +5,7 @@ import textwrap
 
 import pytest
 
-from mutator.program import Program
+from mutator.core.program import Program
 
 SECRET = "sk-mutator-test-secret-never-visible"
 # tests/foreign and tests/fixtures hold programs to judge and files to harvest (some are
@@ -44,7 +44,7 @@ def program(source: str, name: str = "prog.py") -> Program:
 @pytest.fixture(scope="session")
 def pool():
     """One warm pool for the integration tests (workers take seconds to start)."""
-    from mutator.observation import RunConfig
+    from mutator.core.observation import RunConfig
     from mutator.exec.pool import WorkerPool
 
     os.environ["OPENAI_API_KEY"] = SECRET  # must never reach a program
@@ -58,6 +58,6 @@ def pool():
 
 @pytest.fixture(scope="session")
 def checker(pool):
-    from mutator.check import Checker
+    from mutator.judge.check import Checker
 
     return Checker(pool)

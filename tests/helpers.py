@@ -7,9 +7,9 @@ from dataclasses import replace
 
 import numpy as np
 
-from mutator.observation import (CallRecord, CompiledCallable, CompileStats, ExecResult, Mode, Observation, Outcome,
+from mutator.core.observation import (CallRecord, CompiledCallable, CompileStats, ExecResult, Mode, Observation, Outcome,
                                   Recompile, Stdout, TestOutcome)
-from mutator.values import ExceptionInfo, FrameInfo, SeqValue, TensorValue
+from mutator.core.values import ExceptionInfo, FrameInfo, SeqValue, TensorValue
 
 PROGRAM = "prog.py"  # the name the synthetic runs' programs go by
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from mutator.observation import RunConfig
+from mutator.core.observation import RunConfig
 
 EXIT_FINDINGS = 1
 EXIT_USAGE = 2

@@ -17,21 +17,21 @@ from pathlib import Path
 import click
 from rich.console import Console
 
-from mutator.campaign import Campaign, CampaignConfig, CampaignError
-from mutator.check import Checker
+from mutator.campaign.directory import Campaign, CampaignConfig, CampaignError
+from mutator.judge.check import Checker
 from mutator.commands.common import EXIT_USAGE, Duration, open_executor, ray_option, run_config, run_options
-from mutator.corpus import Corpus
+from mutator.campaign.corpus import Corpus
 from mutator.exec import ExecutorError
-from mutator.findings import FindingStore
-from mutator.fuzzer import LLM_FAMILY, Budget, Fuzzer
-from mutator.known import KnownBugs, KnownError, KnownHits
+from mutator.findings.store import FindingStore
+from mutator.campaign.fuzzer import LLM_FAMILY, Budget, Fuzzer
+from mutator.findings.known import KnownBugs, KnownError, KnownHits
 from mutator.mutation.mutator import Mutator
 from mutator.mutation.registry import all_operators
-from mutator.program import load_programs
-from mutator.schedule import SCHEDULES
-from mutator.storage import StorageError
-from mutator.sync import SYNC_EVERY, Sync, SyncError, instance_directory
-from mutator.ui import LiveScreen, StatusLines, finding_lines, origin_lines, status_line
+from mutator.core.program import load_programs
+from mutator.campaign.schedule import SCHEDULES
+from mutator.core.storage import StorageError
+from mutator.campaign.sync import SYNC_EVERY, Sync, SyncError, instance_directory
+from mutator.campaign.ui import LiveScreen, StatusLines, finding_lines, origin_lines, status_line
 
 CAMPAIGN_OPTIONS = ("corpus_dirs", "backend", "schedule", "seed", "timeout", "memory_mb", "coverage_include")
 

@@ -8,13 +8,13 @@ from pathlib import Path
 
 import click
 
-from mutator.check import Checker
+from mutator.judge.check import Checker
 from mutator.commands.common import EXIT_USAGE, run_config, run_options
 from mutator.commands.progress import progress
 from mutator.exec.pool import PoolError, WorkerPool
-from mutator.findings import FindingStore
-from mutator.program import ProgramError
-from mutator.storage import StorageError
+from mutator.findings.store import FindingStore
+from mutator.core.program import ProgramError
+from mutator.core.storage import StorageError
 
 SEEDS = Path(__file__).resolve().parents[2] / "seeds"  # the repository's own, for the prompts to steer away from
 
@@ -48,7 +48,7 @@ def generate(family: str, count: int, out: Path | None, campaign_dir: Path | Non
     under torch.compile are filed in --out/findings/. Exit status: 0, or 2 for usage
     errors and when the LLM answered no request at all.
     """
-    from mutator.generate import Generator, seed_summaries, siblings_from_findings
+    from mutator.harvest.generate import Generator, seed_summaries, siblings_from_findings
     from mutator.llm import LLM, LLMConfig, taxonomy
 
     try:

@@ -10,11 +10,11 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from mutator.check import Checker
+from mutator.judge.check import Checker
 from mutator.commands.common import EXIT_USAGE, run_config, run_options
 from mutator.commands.progress import progress
 from mutator.exec.pool import PoolError, WorkerPool
-from mutator.findings import FindingStore
+from mutator.findings.store import FindingStore
 
 
 @click.command()

@@ -27,9 +27,9 @@ def minimize(dirs: tuple[str, ...], out: Path, coverage_include: tuple[str, ...]
     Features come from queue sidecars; programs without them run once, compiled, through
     the pool. Nothing in DIRS changes.
     """
-    from mutator.features import semantic_features
-    from mutator.minimize import minimize as minimize_corpus
-    from mutator.observation import Mode
+    from mutator.core.features import semantic_features
+    from mutator.campaign.minimize import minimize as minimize_corpus
+    from mutator.core.observation import Mode
 
     if out.exists() and any(out.iterdir()):
         click.echo(f"error: {out}/ is not empty; choose a new directory for the minimised corpus", err=True)

@@ -20,7 +20,7 @@ from mutator.mutation.measure import measure
 from mutator.mutation.mutator import Mutator
 from mutator.mutation.operator import Declined
 from mutator.mutation.registry import all_operators, by_id
-from mutator.program import ProgramError, load_program, load_programs
+from mutator.core.program import ProgramError, load_program, load_programs
 
 
 @click.command(name="mutate")

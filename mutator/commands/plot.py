@@ -18,7 +18,7 @@ from mutator.commands.common import EXIT_USAGE
 def plot(campaign_dirs: tuple[Path, ...], out: Path | None) -> None:
     """Arcs, corpus size, findings and execs/s over time, as a PNG (like afl-plot); several
     campaign directories (a synced campaign's instances) give a line each."""
-    from mutator.plot import PlotError, plot as draw
+    from mutator.campaign.plot import PlotError, plot as draw
 
     default = campaign_dirs[0] / "plot.png" if len(campaign_dirs) == 1 else campaign_dirs[0].parent / "plot.png"
     try:

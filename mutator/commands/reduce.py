@@ -10,7 +10,7 @@ import click
 from rich.console import Console
 
 from mutator.commands.common import EXIT_USAGE, run_config, run_options
-from mutator.findings import matters_summary
+from mutator.findings.store import matters_summary
 from mutator.exec.pool import PoolError, WorkerPool
 
 
@@ -41,7 +41,7 @@ def reduce(targets: tuple[Path, ...], out: Path | None, time_limit: float | None
     or 2 when a target could not be reduced (it does not reproduce, or is not a program).
     """
     from mutator.reduce import matters
-    from mutator.reduce.targets import Targets
+    from mutator.reduce.driver import Targets
 
     if out is not None and len(targets) > 1 and not out.is_dir():
         click.echo(f"error: {out}: with several targets --out must be an existing directory", err=True)
@@ -65,7 +65,7 @@ def reduce(targets: tuple[Path, ...], out: Path | None, time_limit: float | None
                     except PoolError:
                         raise
                     except Exception as exc:  # a bug of ours on one target: say so, go on with the rest
-                        from mutator.reduce.targets import Outcome
+                        from mutator.reduce.driver import Outcome
 
                         outcome = Outcome(str(target), error=f"internal error of the reducer: "
                                                              f"{type(exc).__name__}: {exc}"[:500])
@@ -92,11 +92,11 @@ def _split(pool, config, target: Path, limit: int, *, time_limit: float | None, 
            torch_version: str, on_progress, budget: int) -> list | None:  # type: ignore[type-arg]
     """Reduce up to `limit` variants of the finding in `target` and split off other bugs
     (`mutator.reduce.split`); None when `target` is no finding directory (any more)."""
-    from mutator.findings import FindingStore
+    from mutator.findings.store import FindingStore
     from mutator.reduce import matters
     from mutator.reduce.reducer import Reducer
     from mutator.reduce.split import split_variants
-    from mutator.reduce.targets import is_finding_dir
+    from mutator.reduce.driver import is_finding_dir
 
     if not is_finding_dir(target):
         return None

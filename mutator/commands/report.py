@@ -1,7 +1,7 @@
 """`mutate report`: a campaign's distinct findings as a table and one report.md each; over
 several campaign directories (the instances of a synced campaign), each signature once.
-Findings of one root cause (`mutator.root_cause`) are shown together; findings filed
-before (`--known`, `mutator.known`) are listed apart, after the new ones."""
+Findings of one root cause (`mutator.findings.root_cause`) are shown together; findings filed
+before (`--known`, `mutator.findings.known`) are listed apart, after the new ones."""
 
 from __future__ import annotations
 
@@ -15,9 +15,9 @@ from rich.table import Table
 
 from mutator.commands.common import EXIT_USAGE, run_config, run_options
 from mutator.exec.pool import PoolError, WorkerPool
-from mutator import known as known_bugs
-from mutator import root_cause
-from mutator.findings import Finding, FindingStore, Signature
+from mutator.findings import known as known_bugs
+from mutator.findings import root_cause
+from mutator.findings.store import Finding, FindingStore, Signature
 
 
 @click.command()
@@ -42,9 +42,9 @@ def report(campaign_dirs: tuple[Path, ...], out: Path | None, no_ablation: bool,
     Findings whose reduced programs differ only where they fail (a crash on a value and a
     mismatch of it) are one root cause: shown together as a group (R1, R2, ...), kept as
     separate findings. With --known, findings filed before are marked and listed last."""
-    from mutator import storage
+    from mutator.core import storage
     from mutator.reduce import ablation
-    from mutator.report import collect_versions, report_markdown, summary_row
+    from mutator.report.issue import collect_versions, report_markdown, summary_row
 
     for campaign_dir in campaign_dirs:
         if not (campaign_dir / "findings").is_dir():
@@ -67,7 +67,7 @@ def report(campaign_dirs: tuple[Path, ...], out: Path | None, no_ablation: bool,
                                         -sum(f.hits for _, f in groups[_key(stores, item[1])]), item[1].directory))
     missing = [(d, f) for d, f in findings if f.reduction.get("confirmed") and not f.reduction.get("ablation")]
     if missing and not no_ablation:
-        from mutator.program import Program
+        from mutator.core.program import Program
 
         config = run_config(backend=backend, timeout=timeout, memory_mb=memory_mb, no_sandbox=no_sandbox)
         try:
@@ -168,7 +168,7 @@ def _print_table(rows: list[dict], campaign_dirs: tuple[Path, ...]) -> None:  # 
 
 def _known_hit_lines(campaign_dirs: tuple[Path, ...]) -> list[str]:
     """What each campaign counted instead of filing (its known.json)."""
-    from mutator import storage
+    from mutator.core import storage
 
     lines = []
     for campaign_dir in campaign_dirs:

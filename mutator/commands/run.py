@@ -10,12 +10,12 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from mutator.check import Checker, CheckResult, CheckTask
-from mutator.check_json import check_to_json, verdict_style
+from mutator.judge.check import Checker, CheckResult, CheckTask
+from mutator.judge.as_json import check_to_json, verdict_style
 from mutator.commands.common import EXIT_FINDINGS, EXIT_USAGE, open_executor, ray_option, run_config, run_options
 from mutator.commands.progress import progress
 from mutator.exec import ExecutorError
-from mutator.program import load_programs
+from mutator.core.program import load_programs
 
 
 @click.command()

@@ -22,11 +22,11 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import IO
 
-from mutator.check import NORMAL, CheckReply, CheckTask
+from mutator.judge.check import NORMAL, CheckReply, CheckTask
 from mutator.exec import ExecutorError, sandbox, wire
 from mutator.exec.protocol import CheckJob, Done, Job, Ready, Stop
-from mutator.observation import ExecResult, Mode, Outcome, RunConfig
-from mutator.program import Program
+from mutator.core.observation import ExecResult, Mode, Outcome, RunConfig
+from mutator.core.program import Program
 
 START_TIMEOUT = 300.0  # importing torch and warming up on a loaded machine
 REPLY_MARGIN = 30.0  # beyond the run's own timeout, before the worker itself is presumed stuck
@@ -94,7 +94,7 @@ class WorkerPool:
 
     def submit_check(self, task: CheckTask, config: RunConfig | None = None, *,
                      priority: int = NORMAL) -> Future[CheckReply]:
-        """Queue one check task (`mutator.check.first_pass`), done whole by one worker."""
+        """Queue one check task (`mutator.judge.check.first_pass`), done whole by one worker."""
         if self._closed:
             raise PoolError("the pool is closed")
         future: Future[CheckReply] = Future()

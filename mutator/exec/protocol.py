@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from mutator.check import CheckReply, CheckTask
-from mutator.observation import ExecResult, Mode, RunConfig
-from mutator.program import Program
+from mutator.judge.check import CheckReply, CheckTask
+from mutator.core.observation import ExecResult, Mode, RunConfig
+from mutator.core.program import Program
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,7 +27,7 @@ class Job:
 
 @dataclass(frozen=True, slots=True)
 class CheckJob:
-    """One first pass (`mutator.check.first_pass`): build, two runs, judge, repair rules."""
+    """One first pass (`mutator.judge.check.first_pass`): build, two runs, judge, repair rules."""
 
     job_id: int
     task: CheckTask

@@ -29,11 +29,11 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
 
-from mutator.check import NORMAL, CheckReply, CheckTask
+from mutator.judge.check import NORMAL, CheckReply, CheckTask
 from mutator.exec import ExecutorError
 from mutator.exec.protocol import CheckJob, Job, Ready
-from mutator.observation import ExecResult, Mode, Outcome, RunConfig
-from mutator.program import Program
+from mutator.core.observation import ExecResult, Mode, Outcome, RunConfig
+from mutator.core.program import Program
 
 REPLY_MARGIN = 30.0  # beyond a task's own deadline, before its actor is presumed stuck
 START_TIMEOUT = 600.0  # actors import torch and warm up; on a cluster they may wait for a node

@@ -5,7 +5,7 @@ frames on its stdin/stdout), or inside a Ray actor (`mutator.exec.ray`): either 
 `answer` does the work. Every run happens in a forked child in its own process group, with
 a scrubbed environment, a temporary working directory, memory and CPU limits and
 faulthandler; the worker turns however the child ends into an `ExecResult`. A check task
-is done whole here (`mutator.check.first_pass`): the mutant is built in this process,
+is done whole here (`mutator.judge.check.first_pass`): the mutant is built in this process,
 whose parsed programs stay cached from task to task, and its two runs are children.
 """
 
@@ -26,11 +26,11 @@ import traceback
 from typing import Any
 
 from mutator.exec import sandbox, wire
-from mutator.observation import CallRecord, ExecResult, Mode, Observation, Outcome
-from mutator.check import CheckReply, CheckTask, first_pass, report_coverage
-from mutator.features import WorkerCoverage
+from mutator.core.observation import CallRecord, ExecResult, Mode, Observation, Outcome
+from mutator.judge.check import CheckReply, CheckTask, first_pass, report_coverage
+from mutator.core.features import WorkerCoverage
 from mutator.exec.protocol import CheckJob, Done, Job, Ready, Stop
-from mutator.values import OpaqueValue
+from mutator.core.values import OpaqueValue
 
 MAX_REPORT_BYTES = 256 << 20
 STDERR_TAIL = 4096
@@ -90,7 +90,7 @@ def answer(message: Job | CheckJob, private_fds: tuple[int, ...] = ()) -> ExecRe
 
 def _reported(task: CheckTask, reply: CheckReply) -> CheckReply:
     """The reply with its features reported to the coverage map the task names (see
-    `mutator.check.report_coverage`), relative to what this worker told that map before."""
+    `mutator.judge.check.report_coverage`), relative to what this worker told that map before."""
     global _coverage
     if not task.coverage_key:
         return reply
@@ -114,7 +114,7 @@ def warm_up(coverage_includes: tuple[str, ...] = ()) -> Ready:
     import torch._inductor.config as inductor_config
     from torch._dynamo import utils as dynamo_utils
 
-    from mutator.observation import RunConfig
+    from mutator.core.observation import RunConfig
     from mutator.runtime.execute import deterministic_memory, run_program
     from mutator.runtime.ownership import remember_library_objects
     from mutator.runtime.warmup import WARMUP_PROGRAMS
@@ -139,7 +139,7 @@ def warm_up(coverage_includes: tuple[str, ...] = ()) -> Ready:
         _tracer.set_baseline(baseline)
     from mutator.mutation.mutator import MutantBuilder
     from mutator.mutation.registry import all_operators
-    from mutator.oracle import Oracle
+    from mutator.judge.oracle import Oracle
 
     _builder, _oracle = MutantBuilder(all_operators(), cache=WORKER_CONTEXTS), Oracle()
     dynamo_utils.counters.clear()

@@ -4,7 +4,7 @@ The placed statements (the test, or the classes along its class's MRO, each cut 
 what the test reaches) stand in for their originals; from them, the runner and each
 loaded module's configuration, every top-level name reached is followed to the statement
 that binds it, in whichever of the folder's modules that is. The program then has the
-imports, the plain checks the code calls (`checks.needed`), each module's configuration
+imports, the plain checks the code calls (`framework.needed`), each module's configuration
 and reached definitions (siblings first, each after those it imports; each in file
 order), the last placed statement and the runner. Everything shares one namespace: the
 test file keeps its names, a sibling's that would clash with another module's (or hide a
@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import libcst as cst
 from libcst.metadata import MetadataWrapper, ScopeProvider
 
-from mutator.harvest import checks
+from mutator.harvest import framework
 from mutator.harvest.modules import BUILTINS, Definition, Folder, Module, ModuleObject, Origin, Statement, \
     Unresolved, references
 
@@ -59,7 +59,7 @@ class _Assembly:
         self.attributes: dict[tuple[Module, str, str], Definition] = {}
         self._renamers: dict[Module, _Renamer | None] = {}
         for p in placed:
-            self._reach(p.module, references(_code(p.node.visit(checks.Standalone()))))
+            self._reach(p.module, references(_code(p.node.visit(framework.Standalone()))))
         self._reach(folder.main, references(runner))
         for module in self.modules:
             for statement in module.statements:
@@ -81,8 +81,8 @@ class _Assembly:
                 if placed is not self.last:
                     own.append(self._standalone(module, placed.node if placed else statement.node))
         own.append(self._standalone(self.last.module, self.last.node))
-        pieces = checks.needed("\n".join(own))
-        imports += [f"import {name}" for name in checks.IMPORTS
+        pieces = framework.needed("\n".join(own))
+        imports += [f"import {name}" for name in framework.IMPORTS
                     if re.search(rf"\b{re.escape(name)}\.", "\n".join(pieces)) and not any(
                         re.match(rf"import (?:[\w.]+\s*,\s*)*{re.escape(name)}(?:\s|,|$)", code) for code in imports)]
         parts = ["\n".join(imports), *pieces, *own, f'if __name__ == "__main__":\n    {self._runner()}']
@@ -171,7 +171,7 @@ class _Assembly:
         return cst.ensure_type(node.visit(renamer), cst.BaseStatement) if renamer is not None else node
 
     def _standalone(self, module: Module, node: cst.BaseStatement) -> str:
-        return _code(self._rename(module, node).visit(checks.Standalone()))
+        return _code(self._rename(module, node).visit(framework.Standalone()))
 
     def _runner(self) -> str:
         """The runner, its names as the program has them (the test file's: a class imported

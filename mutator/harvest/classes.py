@@ -22,8 +22,8 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from mutator import syntax
-from mutator.harvest import checks
+from mutator.core import parsing
+from mutator.harvest import framework
 from mutator.harvest.modules import Binding, Definition, Folder, Module, ModuleObject, Unresolved, stored, uses_code
 
 SET_UP = ("setUp", "tearDown", "setUpClass", "tearDownClass")
@@ -155,10 +155,10 @@ class Hierarchy:
         HarvestedChecks; the class itself gets HarvestedChecks when no base of the folder has it."""
         found = []
         for owner, items in members.items():
-            bases = [arg.with_changes(value=cst.Name(checks.BASE_CLASS)) if self._framework(owner, arg) else arg
+            bases = [arg.with_changes(value=cst.Name(framework.BASE_CLASS)) if self._framework(owner, arg) else arg
                      for arg in owner.node.bases]
             if owner == cls and not self.is_case(cls):
-                bases.append(cst.Arg(cst.Name(checks.BASE_CLASS)))
+                bases.append(cst.Arg(cst.Name(framework.BASE_CLASS)))
             kept = [replace.get(item, item) for item in items] or [cst.SimpleStatementLine([cst.Pass()])]
             kept[0] = kept[0].with_changes(leading_lines=[])  # the members before it are gone
             block = owner.node.body if isinstance(owner.node.body, cst.IndentedBlock) else cst.IndentedBlock([])
@@ -206,7 +206,7 @@ def member_names(module: Module, item: cst.BaseStatement) -> set[str]:
     if isinstance(item, (cst.FunctionDef, cst.ClassDef)):
         return {item.name.value}
     try:
-        tree = syntax.parse(textwrap.dedent(module.code(item)))
+        tree = parsing.parse(textwrap.dedent(module.code(item)))
     except SyntaxError:
         return set()
     return set(stored(tree.body[0])) if tree.body else set()

@@ -6,7 +6,7 @@ concrete class, the bases read from the modules beside the file that it imports
 (`harvest.modules`). A unittest test method keeps its body and, of each class along its
 class's MRO, what it reaches (set-up, helpers, class attributes such as a subclass's
 `thetype = frozenset`); the framework base becomes `HarvestedChecks` (plain asserts,
-`harvest.checks`), so `self.assertEqual` and friends are plain Python, and a runner at the
+`harvest.framework`), so `self.assertEqual` and friends are plain Python, and a runner at the
 bottom plays unittest's part. A pytest test function keeps its body, `pytest.raises`
 becomes `harvested_raises`, and the module calls it. Of the file and its siblings, a
 program keeps only what its test reaches: imports, top-level functions, classes and
@@ -28,13 +28,13 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from mutator import syntax
-from mutator.harvest import checks
+from mutator.core import parsing
+from mutator.harvest import framework
 from mutator.harvest.assemble import AssemblyError, Placed, assemble
 from mutator.harvest.classes import ClassRef, Hierarchy, HierarchyError
 from mutator.harvest.modules import Definition, Folder, Module, ModuleObject, Siblings, names, no_siblings, \
     references, sibling_imports
-from mutator.program import terminal_name
+from mutator.core.program import terminal_name
 
 # torch.compile (not torch.compiler.*), torch._dynamo.optimize(_assert), torch's standard_test helper
 _COMPILES = re.compile(r"\b(?:torch\.compile|torch\.compiler\.compile|_?dynamo\.optimize(?:_assert)?|standard_test)"
@@ -82,7 +82,7 @@ def is_test_file(source: str, *, siblings: Siblings = no_siblings) -> bool:
     """Whether `source` defines unittest test classes or pytest test functions (its classes'
     bases followed into the modules beside it that it imports, read by `siblings`)."""
     try:
-        tree = syntax.parse(source)
+        tree = parsing.parse(source)
     except SyntaxError:
         return False
     if any(_test_class(node, tree) or _pytest_function(node) for node in tree.body):
@@ -191,7 +191,7 @@ class _Module:
             arguments = _with_device(test, params)
             self._same_names(owner.module, arguments)
             found.append(Harvested(test_id + _suffix(params), assemble(
-                self.folder, placed, f'{checks.BASE_CLASS}.{checks.RUN}({name}, "{test.name.value}", '
+                self.folder, placed, f'{framework.BASE_CLASS}.{framework.RUN}({name}, "{test.name.value}", '
                                      f'{{{_mapping(arguments)}}})'), compiles_visibly=visibly))
         return found
 

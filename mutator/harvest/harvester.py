@@ -27,15 +27,15 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mutator import storage, syntax
-from mutator.check import CheckResult
-from mutator.features import semantic_features
-from mutator.findings import FindingStore
+from mutator.core import storage, parsing
+from mutator.judge.check import CheckResult
+from mutator.core.features import semantic_features
+from mutator.findings.store import FindingStore
 from mutator.harvest.extract import (ExtractionError, ExtractionFailed, NotHarvested, extract, is_test_file,
                                      one_line)
 from mutator.harvest.modules import folder_reader, sibling_imports
-from mutator.program import SCRIPT_DECLARATION, Program, ProgramError, discover, parse_source, read_source
-from mutator.verdict import Verdict
+from mutator.core.program import SCRIPT_DECLARATION, Program, ProgramError, discover, parse_source, read_source
+from mutator.core.verdict import Verdict
 
 SKIP_TYPES = ("unittest.case.SkipTest", "_pytest.outcomes.Skipped")
 _UNSAFE = re.compile(r"[^A-Za-z0-9_]+")
@@ -279,7 +279,7 @@ class _ImportedBeside:
             found: set[Path] = set()
             for other in (f for f in self._files if f.parent == path.parent):
                 try:
-                    tree = syntax.parse(read_source(other))
+                    tree = parsing.parse(read_source(other))
                 except (ProgramError, SyntaxError, RecursionError, ValueError):
                     continue  # reported when its turn comes
                 found.update(other.parent / f"{name}.py" for name in sibling_imports(tree) if name != other.stem)

@@ -21,9 +21,9 @@ from pathlib import Path
 
 import libcst as cst
 
-from mutator import syntax
-from mutator.harvest import checks
-from mutator.program import ProgramError, read_source, terminal_name
+from mutator.core import parsing
+from mutator.harvest import framework
+from mutator.core.program import ProgramError, read_source, terminal_name
 
 Siblings = Callable[[str], "str | None"]  # the source of module `name` beside the test file, or None
 RUNNERS = frozenset({"run_tests", "main", "instantiate_parametrized_tests", "instantiate_device_type_tests"})
@@ -82,7 +82,7 @@ class Module:
 
     def _describe(self, node: cst.BaseStatement) -> Statement:
         code = self.tree.code_for_node(node)
-        parsed = syntax.parse(textwrap.dedent(code)).body
+        parsed = parsing.parse(textwrap.dedent(code)).body
         first = parsed[0] if parsed else None
         binds: frozenset[str] = frozenset(stored(first)) if first is not None else frozenset()
         kind, origins = ("definition" if binds else "other"), {}
@@ -95,7 +95,7 @@ class Module:
             binds, kind = frozenset(), "main"
         elif _runner_call(first):  # `instantiate_parametrized_tests(T)`, `T = instantiate_...(T)` too
             binds, kind = frozenset(), "runner"
-        standalone = cst.Module([]).code_for_node(node.visit(checks.Standalone()))
+        standalone = cst.Module([]).code_for_node(node.visit(framework.Standalone()))
         return Statement(node, binds, references(standalone), kind, origins)
 
 
@@ -286,7 +286,7 @@ def stored(node: ast.stmt) -> set[str]:
 def names(code: str) -> set[str]:
     """Names a piece of code loads (roots of attribute chains included)."""
     try:
-        tree = syntax.parse(textwrap.dedent(code))
+        tree = parsing.parse(textwrap.dedent(code))
     except SyntaxError:
         return set()
     return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
@@ -300,7 +300,7 @@ def references(code: str) -> frozenset[str]:
     """What a piece of code loads: `name` where a name is used as it is, `name.attr` where
     only an attribute of it is (which is all that a sibling module bound to `name` gives)."""
     try:
-        tree = syntax.parse(textwrap.dedent(code))
+        tree = parsing.parse(textwrap.dedent(code))
     except SyntaxError:
         return frozenset()
     under_attribute = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Attribute)}

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import random
 
-from mutator.corpus import CorpusEntry
+from mutator.campaign.corpus import CorpusEntry
 from mutator.llm.client import LLM, Failure, extract_code
 from mutator.llm.prompts import rewrite_messages
 from mutator.llm.taxonomy import classes
 from mutator.mutation.operator import Mutant, Step
-from mutator.program import Program, ProgramError
+from mutator.core.program import Program, ProgramError
 
 OPERATOR = "L.rewrite"
 

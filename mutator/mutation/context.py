@@ -24,7 +24,7 @@ from libcst.metadata import CodeRange, MetadataWrapper, PositionProvider
 
 from mutator.mutation.tree import children as _children
 from mutator.mutation.tree import target_names
-from mutator.program import Program, ProgramForm
+from mutator.core.program import Program, ProgramForm
 
 Target = Literal["region", "driver", "anywhere"]
 T = TypeVar("T")

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 
 from mutator.mutation.mutator import Mutator
 from mutator.mutation.operator import Mutant, Operator
-from mutator.observation import ExecResult, Mode, Outcome
-from mutator.program import Program
+from mutator.core.observation import ExecResult, Mode, Outcome
+from mutator.core.program import Program
 
 
 @dataclass

@@ -28,7 +28,7 @@ from typing import Any
 
 from mutator.mutation.context import MutationContext
 from mutator.mutation.operator import Declined, Mutant, Operator, apply, family_of
-from mutator.program import Program
+from mutator.core.program import Program
 
 MAX_TRIES = 12  # operators tried per step before the step gives up (most decline on some programs)
 CONTEXT_CACHE = 256  # parsed programs kept by a builder

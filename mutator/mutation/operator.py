@@ -23,7 +23,7 @@ import libcst.matchers as m
 
 from mutator.mutation.context import MutationContext, NameAllocator, Target
 from mutator.mutation.tree import is_import
-from mutator.program import Program, ProgramError
+from mutator.core.program import Program, ProgramError
 
 FAMILIES = ("A1", "A2", "A3", "A4", "B1", "B2", "C", "D", "E1", "E2", "E3", "E4", "F1", "F2", "G1", "G2", "G3",
             "O", "X")  # the 17 leaf classes, O for the taxonomy's Others, X for generic structure

@@ -11,10 +11,10 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from mutator.check import Checker, Runner
-from mutator.findings import Signature
-from mutator.observation import RunConfig
-from mutator.program import Program
+from mutator.judge.check import Checker, Runner
+from mutator.findings.store import Signature
+from mutator.core.observation import RunConfig
+from mutator.core.program import Program
 
 SETTINGS: tuple[tuple[str, dict[str, object]], ...] = (
     ('backend="eager"', dict(backend="eager")),

@@ -19,13 +19,13 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from pathlib import Path
 
-from mutator.check import CheckReply, CheckTask, TaskRunner
-from mutator.findings import Finding
-from mutator.observation import ExecResult, Mode, RunConfig
+from mutator.judge.check import CheckReply, CheckTask, TaskRunner
+from mutator.findings.store import Finding
+from mutator.core.observation import ExecResult, Mode, RunConfig
 from mutator.exec.pool import URGENT
-from mutator.program import Program
+from mutator.core.program import Program
 from mutator.reduce.reducer import ReductionStopped
-from mutator.reduce.targets import Outcome, Targets
+from mutator.reduce.driver import Outcome, Targets
 
 DEFAULT_SHARE = 0.25
 

@@ -34,12 +34,12 @@ from typing import Any
 
 import libcst as cst
 
-from mutator.check import CheckResult, Runner
-from mutator.findings import Signature
+from mutator.judge.check import CheckResult, Runner
+from mutator.findings.store import Signature
 from mutator.mutation.tree import DISPLAY_KINDS, code, dotted
-from mutator.observation import ExecResult, Mode
-from mutator.oracle import Oracle
-from mutator.program import Program, ProgramError
+from mutator.core.observation import ExecResult, Mode
+from mutator.judge.oracle import Oracle
+from mutator.core.program import Program, ProgramError
 from mutator.reduce.reducer import Target, admissible, ends
 
 DEFAULT_BUDGET = 24

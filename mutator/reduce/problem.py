@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from mutator import syntax
+from mutator.core import parsing
 from mutator.reduce.passes import PASSES, NamedPass
 
 # sources in, one verdict each: checked together (the predicate spreads them over the workers);
@@ -65,7 +65,7 @@ def parse_quietly(source: str) -> ast.Module:
     """ast.parse with Python's SyntaxWarnings (`1if`, `x is 1`) turned into SyntaxErrors:
     a candidate that warns is not one a person would paste anywhere. Cached: a candidate
     is filtered and hashed from one parse, so the tree is shared; read it, never change it."""
-    return syntax.parse(source, strict=True)
+    return parsing.parse(source, strict=True)
 
 
 class ReductionProblem:

@@ -20,14 +20,14 @@ from concurrent.futures import FIRST_COMPLETED, Future, wait
 import dataclasses
 from dataclasses import dataclass
 
-from mutator.check import Checker, CheckResult, Runner
-from mutator.findings import Signature
-from mutator.observation import ExecResult, Mode, RunConfig
-from mutator import syntax
-from mutator.oracle import Oracle
-from mutator.program import Program, ProgramError, ProgramForm
+from mutator.judge.check import Checker, CheckResult, Runner
+from mutator.findings.store import Signature
+from mutator.core.observation import ExecResult, Mode, RunConfig
+from mutator.core import parsing
+from mutator.judge.oracle import Oracle
+from mutator.core.program import Program, ProgramError, ProgramForm
 from mutator.reduce.problem import ReductionProblem, ReductionStats, parse_quietly
-from mutator.verdict import Verdict
+from mutator.core.verdict import Verdict
 
 
 class NotReproduced(Exception):
@@ -245,7 +245,7 @@ def compiles(source: str, name: str) -> bool:
     (`None(x)`, "perhaps you missed a comma?") only raises; each would cost an eager run
     to find out."""
     try:
-        return syntax.compiles(parse_quietly(source), name)
+        return parsing.compiles(parse_quietly(source), name)
     except SyntaxError:
         return False
 

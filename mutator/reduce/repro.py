@@ -29,15 +29,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mutator.exec import sandbox
-from mutator.program import Program, ProgramForm
+from mutator.core.program import Program, ProgramForm
 from mutator.reduce.repro_counts import count_repro
 from mutator.reduce.repro_facts import ReproFacts
 from mutator.reduce.repro_process import fresh_repro, hang_repro
 from mutator.reduce.repro_source import (SAME, after_future_imports, compile_kwargs, config_lines, insert_prelude,
                                          returns_sequences, top_level_names)
 from mutator.runtime.configs import Changes
-from mutator.values import MapValue, SeqValue, SetValue, TensorValue
-from mutator.verdict import Verdict
+from mutator.core.values import MapValue, SeqValue, SetValue, TensorValue
+from mutator.core.verdict import Verdict
 
 # the kinds whose reproducer compares outcomes; HANG, RECOMPILE_STORM and SPECIALIZATION
 # (by the recompile limit) get their own (mutator.reduce.repro_process, repro_counts)

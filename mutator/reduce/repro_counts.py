@@ -17,10 +17,10 @@ With torch.compile the identity nothing is compiled, so its control passes.
 
 from __future__ import annotations
 
-from mutator.program import Program, ProgramForm
+from mutator.core.program import Program, ProgramForm
 from mutator.reduce import repro_source
 from mutator.runtime.configs import Changes
-from mutator.verdict import Verdict
+from mutator.core.verdict import Verdict
 
 _HEADER = "# ---- reproducer: counts what Dynamo compiles during each call; exits 1 while {what} ----"
 _WHAT = {Verdict.RECOMPILE_STORM: "a call that repeats an earlier call's state recompiles",

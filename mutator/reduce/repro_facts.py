@@ -7,9 +7,9 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 
-from mutator import storms
-from mutator.check import CheckResult
-from mutator.observation import CallRecord, Observation
+from mutator.judge import storms
+from mutator.judge.check import CheckResult
+from mutator.core.observation import CallRecord, Observation
 from mutator.runtime.configs import Changes
 
 

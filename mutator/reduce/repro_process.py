@@ -17,7 +17,7 @@ when it is not done by then.
 
 from __future__ import annotations
 
-from mutator.program import Program, ProgramForm
+from mutator.core.program import Program, ProgramForm
 from mutator.reduce import repro_source
 from mutator.runtime.configs import Changes
 

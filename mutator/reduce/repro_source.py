@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import ast
 
-from mutator import syntax
-from mutator.program import Program
+from mutator.core import parsing
+from mutator.core.program import Program
 from mutator.runtime.configs import Changes
 
 SAME = '''
@@ -80,7 +80,7 @@ def top_level_names(source: str) -> tuple[set[str], dict[str, str]]:
     """Names the module defines, and the modules it imports (module -> the name bound)."""
     names: set[str] = set()
     imported: dict[str, str] = {}
-    for node in syntax.parse(source).body:
+    for node in parsing.parse(source).body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             names.add(node.name)
         elif isinstance(node, ast.Assign):
@@ -96,7 +96,7 @@ def top_level_names(source: str) -> tuple[set[str], dict[str, str]]:
 
 def returns_sequences(source: str) -> bool:
     """Whether inputs() returns tuples or lists (the runtime passes anything else as one argument)."""
-    inputs = next((node for node in syntax.parse(source).body if isinstance(node, ast.FunctionDef)
+    inputs = next((node for node in parsing.parse(source).body if isinstance(node, ast.FunctionDef)
                    and node.name == "inputs"), None)
     returns = [node.value for node in ast.walk(inputs) if isinstance(node, ast.Return)] if inputs else []
     return all(isinstance(value, (ast.Tuple, ast.List)) for value in returns if value is not None) or \
@@ -105,7 +105,7 @@ def returns_sequences(source: str) -> bool:
 
 def after_future_imports(source: str) -> int:
     """The line index after any docstring and `from __future__` imports."""
-    tree = syntax.parse(source)
+    tree = parsing.parse(source)
     end = 0
     for i, node in enumerate(tree.body):
         is_docstring = i == 0 and isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)

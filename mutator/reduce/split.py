@@ -33,12 +33,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mutator import storage
-from mutator.findings import Finding, FindingStore, trigger
-from mutator.program import ProgramError, load_program
-from mutator.reduce.canonical import canonical_digest
+from mutator.core import storage
+from mutator.findings.store import Finding, FindingStore, trigger
+from mutator.core.program import ProgramError, load_program
+from mutator.findings.canonical import canonical_digest
 from mutator.reduce.reducer import NotReproduced, Reducer, Reduction
-from mutator.root_cause import canonical_lines
+from mutator.findings.root_cause import canonical_lines
 
 TEMPORARY = ".split-tmp"  # under the campaign directory: never read as a finding
 
@@ -188,7 +188,7 @@ def split_variants(reducer: Reducer, store: FindingStore, finding: Finding, *, l
 def write_split(store: FindingStore, finding: Finding, keys: list[str], reduction: Reduction, *,
                 matters: dict[str, Any] | None = None) -> Finding:
     """Move the variants `keys` of `finding` into a new finding reduced to `reduction`."""
-    from mutator.reduce.targets import Outcome  # the record of a reduction, as record_reduction writes it
+    from mutator.reduce.driver import Outcome  # the record of a reduction, as record_reduction writes it
 
     root = store.root
     number = 1

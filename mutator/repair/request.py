@@ -8,13 +8,13 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Union
 
-from mutator import syntax
+from mutator.core import parsing
 from mutator.mutation.operator import REPAIR_PREFIX, Mutant, Step
-from mutator.program import Program, ProgramError
-from mutator.values import ExceptionInfo, FrameInfo
+from mutator.core.program import Program, ProgramError
+from mutator.core.values import ExceptionInfo, FrameInfo
 
 if TYPE_CHECKING:
-    from mutator.check import CheckResult
+    from mutator.judge.check import CheckResult
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,7 +82,7 @@ def construct_of(source: str) -> Counter[str]:
     """A multiset of the node shapes of a source; constants are left out (a repair may
     change a size), names and attributes are in."""
     try:
-        tree = syntax.parse(source)
+        tree = parsing.parse(source)
     except SyntaxError:
         return Counter()
     shapes: Counter[str] = Counter()

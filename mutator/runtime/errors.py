@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import traceback
 
-from mutator.runtime.checks import ProgramSource, classify_check
-from mutator.values import ExceptionInfo, FrameInfo
+from mutator.runtime.own_checks import ProgramSource, classify_check
+from mutator.core.values import ExceptionInfo, FrameInfo
 
 MAX_FRAMES = 12
 MAX_MESSAGE = 4000

@@ -23,9 +23,9 @@ import numpy as np
 import torch
 from torch._dynamo import utils as dynamo_utils
 
-from mutator.observation import CompileStats, Mode, Observation, RunConfig, Stdout
-from mutator.program import Program, ProgramForm
-from mutator.runtime.checks import CompilerPrints, ProgramSource
+from mutator.core.observation import CompileStats, Mode, Observation, RunConfig, Stdout
+from mutator.core.program import Program, ProgramForm
+from mutator.runtime.own_checks import CompilerPrints, ProgramSource
 from mutator.runtime.errors import exception_info
 from mutator.runtime.ownership import library_bound_names
 from mutator.runtime.perturb import perturbed_compiler_state

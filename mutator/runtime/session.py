@@ -26,14 +26,14 @@ import numpy as np
 import torch
 from torch._dynamo import utils as dynamo_utils
 
-from mutator.observation import CallRecord, CompiledCallable, Mode, Recompile, RunConfig, TestOutcome
-from mutator.runtime.checks import ProgramSource
+from mutator.core.observation import CallRecord, CompiledCallable, Mode, Recompile, RunConfig, TestOutcome
+from mutator.runtime.own_checks import ProgramSource
 from mutator.runtime.configs import ConfigWatch
 from mutator.runtime.errors import exception_info
 from mutator.runtime.iterators import materialise
 from mutator.runtime.snapshot import signature_of, snapshot
 from mutator.runtime.unittests import TestRecorder
-from mutator.values import OpaqueValue
+from mutator.core.values import OpaqueValue
 
 _INDUCTOR_ONLY_OPTIONS = ("mode", "options")
 _HINT = re.compile(r"\(HINT: (.*?)\)\s*$", re.DOTALL)

@@ -23,7 +23,7 @@ import torch
 
 from mutator.runtime.iterators import Consumed, is_lazy_iterator
 from mutator.runtime.ownership import derives_from_infrastructure, library_owned
-from mutator.values import (
+from mutator.core.values import (
     MapValue,
     ObjectValue,
     OpaqueValue,

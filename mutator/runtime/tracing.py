@@ -13,7 +13,7 @@ from collections.abc import Sequence
 import coverage
 import torch
 
-from mutator.features import encode_arc
+from mutator.core.features import encode_arc
 from mutator.runtime.errors import short_path
 
 

@@ -12,7 +12,7 @@ import unittest
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from mutator.observation import TestOutcome
+from mutator.core.observation import TestOutcome
 from mutator.runtime.errors import exception_info
 
 if TYPE_CHECKING:

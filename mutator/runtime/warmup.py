@@ -7,7 +7,7 @@ warm instead of paying first-use costs on every run.
 
 from __future__ import annotations
 
-from mutator.program import Program, ProgramForm
+from mutator.core.program import Program, ProgramForm
 
 _SOURCES = {
     "warmup/module.py": '''

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from mutator.check import Checker
-from mutator.observation import Outcome, RunConfig
-from mutator.verdict import Verdict
+from mutator.judge.check import Checker
+from mutator.core.observation import Outcome, RunConfig
+from mutator.core.verdict import Verdict
 
 from tests.conftest import ONLY_COMPILED, program
 
@@ -180,7 +180,7 @@ def test_a_full_disk_stops_the_campaign_cleanly_with_everything_written_before_w
     from click.testing import CliRunner
 
     from cli import main
-    from mutator import storage
+    from mutator.core import storage
 
     seeds = tmp_path / "seeds"
     seeds.mkdir()

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import pytest
 
-from mutator.observation import Mode
-from mutator.values import MapValue, OpaqueValue
-from mutator.verdict import Verdict
+from mutator.core.observation import Mode
+from mutator.core.values import MapValue, OpaqueValue
+from mutator.core.verdict import Verdict
 
 from tests.conftest import program
 

@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 
-from mutator.program import load_program
-from mutator.verdict import Verdict
+from mutator.core.program import load_program
+from mutator.core.verdict import Verdict
 from tests.support.llm_server import FAST_RETRY, MODEL, Reply, ScriptedServer, Text, malformed, status, text
 
 pytestmark = pytest.mark.integration

@@ -15,20 +15,20 @@ from pathlib import Path
 
 import pytest
 
-from mutator.campaign import Campaign, CampaignConfig
-from mutator.check import Checker
-from mutator.corpus import Corpus, CoverageMap
-from mutator.findings import FindingStore
-from mutator.fuzzer import LLM_FAMILY, Budget, Fuzzer
+from mutator.campaign.directory import Campaign, CampaignConfig
+from mutator.judge.check import Checker
+from mutator.campaign.corpus import Corpus, CoverageMap
+from mutator.findings.store import FindingStore
+from mutator.campaign.fuzzer import LLM_FAMILY, Budget, Fuzzer
 from mutator.llm import LLM, LLMConfig, extract_code
 from mutator.llm.lane import LLMLane
 from mutator.llm.rewrite import LLMMutation
 from mutator.mutation.mutator import Mutator
 from mutator.mutation.operator import Mutant, Step
 from mutator.mutation.registry import all_operators
-from mutator.program import Program
+from mutator.core.program import Program
 from mutator.repair.llm import LLMRepairer
-from mutator.schedule import UniformSchedule
+from mutator.campaign.schedule import UniformSchedule
 
 from tests.support.llm_server import MODEL, ScriptedServer, malformed, status, text
 

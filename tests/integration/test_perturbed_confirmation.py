@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from mutator.observation import Mode
-from mutator.program import load_program
-from mutator.verdict import Verdict
+from mutator.core.observation import Mode
+from mutator.core.program import load_program
+from mutator.core.verdict import Verdict
 
 pytestmark = pytest.mark.integration
 

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from mutator.check import Checker, CheckTask
-from mutator.observation import Mode, Outcome, RunConfig
-from mutator.verdict import Verdict
+from mutator.judge.check import Checker, CheckTask
+from mutator.core.observation import Mode, Outcome, RunConfig
+from mutator.core.verdict import Verdict
 
 from tests.conftest import program
 

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from mutator.findings import FindingStore
-from mutator.program import Program, load_program
+from mutator.findings.store import FindingStore
+from mutator.core.program import Program, load_program
 from mutator.reduce.repro import control_of, harness_repro, make_repros, verify
-from mutator.values import TensorValue
-from mutator.verdict import Verdict
+from mutator.core.values import TensorValue
+from mutator.core.verdict import Verdict
 
 pytestmark = pytest.mark.integration
 

@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from mutator.observation import Mode
-from mutator.program import Program, load_program
+from mutator.core.observation import Mode
+from mutator.core.program import Program, load_program
 from mutator.reduce.repro import make_repros, verify
 from mutator.reduce.repro_counts import count_repro
 from mutator.reduce.repro_facts import ReproFacts
 from mutator.reduce.repro_process import fresh_repro, hang_repro
-from mutator.values import TensorValue
-from mutator.verdict import Verdict
+from mutator.core.values import TensorValue
+from mutator.core.verdict import Verdict
 
 pytestmark = pytest.mark.integration
 

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from mutator.check import Checker
+from mutator.judge.check import Checker
 from mutator.exec import landlock
-from mutator.observation import RunConfig
-from mutator.verdict import Verdict
+from mutator.core.observation import RunConfig
+from mutator.core.verdict import Verdict
 
 from tests.conftest import program
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from mutator.verdict import Verdict
+from mutator.core.verdict import Verdict
 
 from tests.conftest import program
 

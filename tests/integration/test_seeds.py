@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from mutator.program import ProgramForm, load_programs
-from mutator.verdict import Verdict
+from mutator.core.program import ProgramForm, load_programs
+from mutator.core.verdict import Verdict
 
 pytestmark = pytest.mark.integration
 

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from mutator.compare import compare_observations
-from mutator.observation import Mode
-from mutator.program import load_programs
+from mutator.judge.compare import compare_observations
+from mutator.core.observation import Mode
+from mutator.core.program import load_programs
 
 pytestmark = pytest.mark.integration
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import pytest
 
-from mutator.check import Checker
-from mutator.observation import Mode, Outcome, RunConfig
-from mutator.verdict import Verdict
+from mutator.judge.check import Checker
+from mutator.core.observation import Mode, Outcome, RunConfig
+from mutator.core.verdict import Verdict
 
 from tests.conftest import ONLY_COMPILED, SECRET, program
 

@@ -7,18 +7,18 @@ from pathlib import Path
 
 import pytest
 
-from mutator.campaign import Campaign, CampaignConfig
-from mutator.check import Checker
-from mutator.corpus import Corpus, CoverageMap
-from mutator.findings import FindingStore
-from mutator.fuzzer import Budget, Fuzzer
+from mutator.campaign.directory import Campaign, CampaignConfig
+from mutator.judge.check import Checker
+from mutator.campaign.corpus import Corpus, CoverageMap
+from mutator.findings.store import FindingStore
+from mutator.campaign.fuzzer import Budget, Fuzzer
 from mutator.mutation.mutator import Mutator
 from mutator.mutation.operators.structure import InsertGraphBreak
-from mutator.observation import RunConfig
+from mutator.core.observation import RunConfig
 from mutator.exec.pool import WorkerPool
-from mutator.program import Program
-from mutator.schedule import FastSchedule
-from mutator.verdict import Verdict
+from mutator.core.program import Program
+from mutator.campaign.schedule import FastSchedule
+from mutator.core.verdict import Verdict
 
 pytestmark = pytest.mark.quality
 

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from mutator.findings import Finding
-from mutator.observation import RunConfig
+from mutator.findings.store import Finding
+from mutator.core.observation import RunConfig
 from mutator.reduce import matters
-from mutator.reduce.targets import Targets
-from mutator.report import report_markdown, title
+from mutator.reduce.driver import Targets
+from mutator.report.issue import report_markdown, title
 
 pytestmark = pytest.mark.quality
 

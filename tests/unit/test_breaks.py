@@ -1,7 +1,7 @@
 import textwrap
 
-from mutator.breaks import BreakRegions
-from mutator.values import FrameInfo
+from mutator.judge.breaks import BreakRegions
+from mutator.core.values import FrameInfo
 
 SOURCE = textwrap.dedent("""
     import torch

@@ -2,10 +2,10 @@
 
 from concurrent.futures import Future
 
-from mutator.check import Checker
-from mutator.observation import Mode, Outcome
-from mutator.program import Program
-from mutator.verdict import Verdict
+from mutator.judge.check import Checker
+from mutator.core.observation import Mode, Outcome
+from mutator.core.program import Program
+from mutator.core.verdict import Verdict
 
 from tests.helpers import call, compiled_run, run, tensor
 

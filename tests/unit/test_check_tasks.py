@@ -9,14 +9,14 @@ from dataclasses import replace
 
 import pytest
 
-from mutator.check import Checker, CheckReply, CheckTask, first_pass
-from mutator.features import semantic_features
+from mutator.judge.check import Checker, CheckReply, CheckTask, first_pass
+from mutator.core.features import semantic_features
 from mutator.mutation.mutator import Mutator, MutantBuilder
 from mutator.mutation.registry import all_operators
-from mutator.observation import CompileStats, Mode, Outcome
-from mutator.oracle import Oracle
-from mutator.program import Program
-from mutator.verdict import Verdict
+from mutator.core.observation import CompileStats, Mode, Outcome
+from mutator.judge.oracle import Oracle
+from mutator.core.program import Program
+from mutator.core.verdict import Verdict
 
 from tests.helpers import call, compiled_run, exc, run, tensor
 

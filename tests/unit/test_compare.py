@@ -1,8 +1,8 @@
 import math
 
-from mutator.compare import compare_observations, compare_stdout, exceptions_match
-from mutator.observation import Observation
-from mutator.values import MapValue, ObjectValue, SeqValue
+from mutator.judge.compare import compare_observations, compare_stdout, exceptions_match
+from mutator.core.observation import Observation
+from mutator.core.values import MapValue, ObjectValue, SeqValue
 
 from tests.helpers import call, exc, stdout, tensor
 

@@ -7,11 +7,11 @@ from __future__ import annotations
 import dataclasses
 from concurrent.futures import Future
 
-from mutator.check import Checker, derived_paths
-from mutator.observation import Mode, Outcome, RunConfig
-from mutator.program import Program
-from mutator.values import MapValue, SeqValue
-from mutator.verdict import Verdict
+from mutator.judge.check import Checker, derived_paths
+from mutator.core.observation import Mode, Outcome, RunConfig
+from mutator.core.program import Program
+from mutator.core.values import MapValue, SeqValue
+from mutator.core.verdict import Verdict
 
 from tests.helpers import call, compiled_run, exc, run, tensor
 

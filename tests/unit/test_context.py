@@ -5,7 +5,7 @@ from __future__ import annotations
 import textwrap
 
 from mutator.mutation.context import MutationContext
-from mutator.program import Program
+from mutator.core.program import Program
 
 SCRIPT = textwrap.dedent("""
     import torch

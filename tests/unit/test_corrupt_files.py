@@ -7,9 +7,9 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from mutator.campaign import Campaign, CampaignConfig
+from mutator.campaign.directory import Campaign, CampaignConfig
 from mutator.commands.report import report
-from mutator.findings import FindingStore
+from mutator.findings.store import FindingStore
 
 
 def campaign_in(tmp_path: Path) -> Campaign:
@@ -55,11 +55,11 @@ def test_a_finding_that_cannot_be_read_is_left_alone_and_reported(tmp_path: Path
 
 
 def test_a_new_hit_of_an_unreadable_findings_signature_is_filed_beside_it(tmp_path: Path):
-    from mutator.check import CheckResult
-    from mutator.observation import ExecResult, Mode, Outcome
-    from mutator.oracle import Oracle
-    from mutator.program import Program
-    from mutator.findings import Signature
+    from mutator.judge.check import CheckResult
+    from mutator.core.observation import ExecResult, Mode, Outcome
+    from mutator.judge.oracle import Oracle
+    from mutator.core.program import Program
+    from mutator.findings.store import Signature
 
     program = Program.from_source("import torch\ndef fn(x):\n    return x\ndef inputs():\n    return (torch.ones(1),)\n",
                                   "p.py")

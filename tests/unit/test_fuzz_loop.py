@@ -9,18 +9,18 @@ from concurrent.futures import Future
 from dataclasses import replace
 from pathlib import Path
 
-from mutator.campaign import Campaign, CampaignConfig
-from mutator.check import CheckReply, CheckResult, CheckTask, first_pass, report_coverage
-from mutator.features import WorkerCoverage
-from mutator.corpus import Corpus, CoverageMap
-from mutator.findings import FindingStore
-from mutator.fuzzer import Budget, Fuzzer
+from mutator.campaign.directory import Campaign, CampaignConfig
+from mutator.judge.check import CheckReply, CheckResult, CheckTask, first_pass, report_coverage
+from mutator.core.features import WorkerCoverage
+from mutator.campaign.corpus import Corpus, CoverageMap
+from mutator.findings.store import FindingStore
+from mutator.campaign.fuzzer import Budget, Fuzzer
 from mutator.mutation.mutator import MutantBuilder, Mutator, Recipe
 from mutator.mutation.registry import all_operators
-from mutator.observation import Outcome
-from mutator.oracle import Oracle
-from mutator.program import Program
-from mutator.schedule import UniformSchedule
+from mutator.core.observation import Outcome
+from mutator.judge.oracle import Oracle
+from mutator.core.program import Program
+from mutator.campaign.schedule import UniformSchedule
 
 from tests.helpers import call, compiled_run, exc, run, tensor
 

@@ -9,18 +9,18 @@ from pathlib import Path
 
 import pytest
 
-from mutator import storage
-from mutator.campaign import Campaign, CampaignConfig, CampaignError
-from mutator.check import CheckResult
-from mutator.corpus import Corpus, CorpusEntry, CoverageMap
-from mutator.features import bucket, encode_arc, is_arc, normalize_reason, semantic_features
-from mutator.findings import FindingStore, Signature
-from mutator.observation import CompileStats, Outcome
-from mutator.oracle import Judgement
-from mutator.program import Program
-from mutator.schedule import FastSchedule, RareSchedule, UniformSchedule
-from mutator.compare import Divergence
-from mutator.verdict import Verdict
+from mutator.core import storage
+from mutator.campaign.directory import Campaign, CampaignConfig, CampaignError
+from mutator.judge.check import CheckResult
+from mutator.campaign.corpus import Corpus, CorpusEntry, CoverageMap
+from mutator.core.features import bucket, encode_arc, is_arc, normalize_reason, semantic_features
+from mutator.findings.store import FindingStore, Signature
+from mutator.core.observation import CompileStats, Outcome
+from mutator.judge.oracle import Judgement
+from mutator.core.program import Program
+from mutator.campaign.schedule import FastSchedule, RareSchedule, UniformSchedule
+from mutator.judge.compare import Divergence
+from mutator.core.verdict import Verdict
 
 from tests.helpers import call, compiled_run, exc, run
 
@@ -146,7 +146,7 @@ def test_store_keeps_one_directory_per_signature_and_the_smallest_program(tmp_pa
 
 
 def test_one_signature_keeps_the_smallest_program_of_each_trigger(tmp_path: Path):
-    from mutator.findings import MAX_VARIANTS, trigger
+    from mutator.findings.store import MAX_VARIANTS, trigger
 
     assert trigger("seed:seeds/others/format_and_mappingproxy.py") == "seed format_and_mappingproxy"
     assert trigger("E2.wrap_in_try@fn:3+A3.dunder_class@fn:9+E2.reraise@fn:4") == "A3+E2"
@@ -179,7 +179,7 @@ def test_one_signature_keeps_the_smallest_program_of_each_trigger(tmp_path: Path
 
 
 def test_the_summary_lists_frontend_bugs_first_and_keeps_the_rest_apart(tmp_path: Path):
-    from mutator.ui import finding_lines
+    from mutator.campaign.ui import finding_lines
 
     store = FindingStore(tmp_path)
     gb = exc("torch._dynamo.exc.Unsupported", gb_type="Unsupported context manager")
@@ -232,7 +232,7 @@ def test_queue_entries_round_trip_and_half_written_entries_are_ignored(tmp_path:
 
 
 def test_operator_usefulness_and_family_yield_survive_a_resume(tmp_path: Path):
-    from mutator.fuzzer import Fuzzer
+    from mutator.campaign.fuzzer import Fuzzer
     from mutator.mutation.mutator import Mutator
     from mutator.mutation.operator import Mutant, Step
     from mutator.mutation.registry import all_operators
@@ -275,7 +275,7 @@ SNAPSHOT = dict(elapsed=75.2, execs=120, execs_per_sec=2.4, corpus=9, favoured=7
 def test_status_line_and_live_screen_render_a_snapshot():
     from rich.console import Console
 
-    from mutator.ui import render, status_line
+    from mutator.campaign.ui import render, status_line
 
     line = status_line(SNAPSHOT)
     assert line.startswith("[0h01m15s] execs 120 (2.4/s)") and "\n" not in line
@@ -289,8 +289,8 @@ def test_status_line_and_live_screen_render_a_snapshot():
 
 
 def test_invalid_mutants_are_logged_with_their_eager_failure_and_a_torn_line_is_skipped(tmp_path: Path, monkeypatch):
-    from mutator import campaign as campaign_module
-    from mutator.fuzzer import invalid_record
+    from mutator.campaign import directory as campaign_module
+    from mutator.campaign.fuzzer import invalid_record
     from mutator.mutation.operator import Mutant, Step
     from mutator.repair import RepairRequest
 
@@ -315,7 +315,7 @@ def test_invalid_mutants_are_logged_with_their_eager_failure_and_a_torn_line_is_
 
 
 def test_the_workers_line_names_a_few_workers_and_counts_many():
-    from mutator.ui import workers_line
+    from mutator.campaign.ui import workers_line
 
     assert workers_line(["idle", "busy"]) == "idle busy" and workers_line([]) == "-"
     many = ["busy"] * 30 + ["restarting"] * 2 + ["idle"] * 5

@@ -2,9 +2,9 @@
 
 import textwrap
 
-from mutator.harvest import checks
+from mutator.harvest import framework
 from mutator.harvest.extract import Harvested, NotHarvested, extract, is_test_file
-from mutator.program import Program, ProgramForm
+from mutator.core.program import Program, ProgramForm
 
 
 def harvest(source: str) -> dict[str, Harvested | NotHarvested]:
@@ -235,7 +235,7 @@ def test_framework_helpers_become_plain_python():
             with pytest.raises(RuntimeError, match="shape"):
                 torch.compile(lambda t: t.view(5))(torch.ones(3))
     """, "T::test_standard")
-    assert f"{checks.STANDARD_TEST}(self, lambda a, b: a + b, nargs=2, expected_ops=1)" in program
+    assert f"{framework.STANDARD_TEST}(self, lambda a, b: a + b, nargs=2, expected_ops=1)" in program
     assert "def harvested_standard_test" in program and "def harvested_same" in program
     pytest_program = program_of("import pytest\nimport torch\n\ndef test_raises():\n    with pytest.raises(Exception):"
                                 "\n        torch.compile(abs)(None)\n", "test_raises")

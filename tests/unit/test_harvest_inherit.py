@@ -10,12 +10,12 @@ import sys
 import textwrap
 from pathlib import Path
 
-from mutator.findings import FindingStore
+from mutator.findings.store import FindingStore
 from mutator.harvest.classes import Hierarchy
 from mutator.harvest.extract import Extraction, ExtractionFailed, Harvested, NotHarvested, extract, is_test_file
 from mutator.harvest.harvester import Harvester
 from mutator.harvest.modules import folder_reader
-from mutator.program import Program, ProgramForm
+from mutator.core.program import Program, ProgramForm
 
 from tests.unit.test_harvest_robust import passing
 

@@ -10,16 +10,16 @@ from pathlib import Path
 
 import pytest
 
-from mutator import storage
-from mutator.check import CheckResult
-from mutator.findings import FindingStore
+from mutator.core import storage
+from mutator.judge.check import CheckResult
+from mutator.findings.store import FindingStore
 from mutator.harvest import extract as extract_module
 from mutator.harvest.extract import ExtractionError, ExtractionFailed, Harvested, extract, is_test_file
 from mutator.harvest.harvester import Harvester, HarvestReport
-from mutator.oracle import Judgement
+from mutator.judge.oracle import Judgement
 from mutator.exec.pool import PoolError
-from mutator.program import Program
-from mutator.verdict import Verdict
+from mutator.core.program import Program
+from mutator.core.verdict import Verdict
 
 from tests.helpers import compiled_run, run
 

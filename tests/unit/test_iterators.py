@@ -7,11 +7,11 @@ from collections import namedtuple
 import pytest
 import torch
 
-from mutator.compare import compare_observations
-from mutator.observation import Observation
+from mutator.judge.compare import compare_observations
+from mutator.core.observation import Observation
 from mutator.runtime.iterators import MAX_CONSUMED, Consumed, consume, is_lazy_iterator, materialise
 from mutator.runtime.snapshot import MAX_ITEMS, snapshot
-from mutator.values import RefValue, SeqValue
+from mutator.core.values import RefValue, SeqValue
 
 from tests.helpers import call
 

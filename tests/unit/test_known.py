@@ -11,20 +11,20 @@ from pathlib import Path
 
 import pytest
 
-from mutator.campaign import Campaign, CampaignConfig
-from mutator.check import CheckResult, CheckTask
-from mutator.corpus import Corpus, CoverageMap
-from mutator.findings import Finding, FindingStore, Signature
-from mutator.fuzzer import Fuzzer, _Job
-from mutator.known import KnownBugs, KnownError, KnownHits, Match, mark, markdown_lines, reproducer_digests
+from mutator.campaign.directory import Campaign, CampaignConfig
+from mutator.judge.check import CheckResult, CheckTask
+from mutator.campaign.corpus import Corpus, CoverageMap
+from mutator.findings.store import Finding, FindingStore, Signature
+from mutator.campaign.fuzzer import Fuzzer, _Job
+from mutator.findings.known import KnownBugs, KnownError, KnownHits, Match, mark, markdown_lines, reproducer_digests
 from mutator.mutation.mutator import Mutator
 from mutator.mutation.registry import all_operators
-from mutator.oracle import Judgement
-from mutator.program import Program
-from mutator.reduce.canonical import canonical_digest
+from mutator.judge.oracle import Judgement
+from mutator.core.program import Program
+from mutator.findings.canonical import canonical_digest
 from mutator.reduce.repro import _SEPARATOR
-from mutator.schedule import UniformSchedule
-from mutator.verdict import Verdict
+from mutator.campaign.schedule import UniformSchedule
+from mutator.core.verdict import Verdict
 
 from tests.helpers import compiled_run, exc, run
 
@@ -188,7 +188,7 @@ class _Reduced:
     def __init__(self, directory: str, source: str) -> None:
         from mutator.reduce.problem import ReductionStats
         from mutator.reduce.reducer import Reduction
-        from mutator.reduce.targets import Outcome
+        from mutator.reduce.driver import Outcome
 
         program = Program.from_source(source, "reduced.py")
         reduction = Reduction(program, program, Signature.of(_crash()), _crash(source), True, ReductionStats(), 1.0)

@@ -10,10 +10,10 @@ import pytest
 
 from mutator.llm import LLM, LLMConfig
 from mutator.mutation.operator import Mutant, Step
-from mutator.program import Program
+from mutator.core.program import Program
 from mutator.repair import NotRepaired, Repaired, RepairRequest
 from mutator.repair.llm import LLMRepairer, repair_messages
-from mutator.values import ExceptionInfo, FrameInfo
+from mutator.core.values import ExceptionInfo, FrameInfo
 
 from tests.support.llm_server import FAST_RETRY, MODEL, ScriptedServer, huge, malformed, slow, status, text
 

@@ -3,11 +3,11 @@ from dataclasses import replace
 
 import pytest
 
-from mutator.observation import CompileStats, Mode, Outcome, Recompile, TestOutcome
-from mutator.oracle import Oracle
-from mutator.program import Program
-from mutator.values import FrameInfo
-from mutator.verdict import Verdict
+from mutator.core.observation import CompileStats, Mode, Outcome, Recompile, TestOutcome
+from mutator.judge.oracle import Oracle
+from mutator.core.program import Program
+from mutator.core.values import FrameInfo
+from mutator.core.verdict import Verdict
 
 from tests.helpers import PROGRAM, call, compiled_run, exc, run, tensor, with_fullgraph
 

@@ -12,8 +12,8 @@ from torch._dynamo import testing
 from torch._dynamo.utils import counters, get_compilation_metrics
 from torch._inductor import metrics
 
-from mutator.observation import Mode, RunConfig
-from mutator.program import Program, ProgramForm
+from mutator.core.observation import Mode, RunConfig
+from mutator.core.program import Program, ProgramForm
 from mutator.runtime.execute import run_program
 from mutator.runtime.perturb import MARKER, PERTURBED, perturbed_compiler_state
 

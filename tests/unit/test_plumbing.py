@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from mutator.exec import sandbox, wire
-from mutator.values import SeqValue, TensorValue, structure_digest
+from mutator.core.values import SeqValue, TensorValue, structure_digest
 
 from tests.helpers import tensor
 

@@ -2,7 +2,7 @@ from pathlib import Path
 
 import pytest
 
-from mutator.program import Program, ProgramError, ProgramForm, discover, load_program, load_programs
+from mutator.core.program import Program, ProgramError, ProgramForm, discover, load_program, load_programs
 
 HARNESS = """
 import torch

@@ -9,16 +9,16 @@ import threading
 from concurrent.futures import Future
 from pathlib import Path
 
-from mutator.check import CheckResult
-from mutator.findings import FindingStore
-from mutator.report import report_markdown, summary_row, title
-from mutator.observation import ExecResult, Mode, Outcome as RunOutcome
-from mutator.oracle import Judgement
-from mutator.program import Program
+from mutator.judge.check import CheckResult
+from mutator.findings.store import FindingStore
+from mutator.report.issue import report_markdown, summary_row, title
+from mutator.core.observation import ExecResult, Mode, Outcome as RunOutcome
+from mutator.judge.oracle import Judgement
+from mutator.core.program import Program
 from mutator.exec.pool import URGENT
 from mutator.reduce.background import ThrottledRunner
-from mutator.reduce.canonical import canonical_digest, canonical_form
-from mutator.verdict import Verdict
+from mutator.findings.canonical import canonical_digest, canonical_form
+from mutator.core.verdict import Verdict
 
 from tests.helpers import compiled_run, exc, run
 
@@ -158,7 +158,7 @@ def test_the_report_has_the_template_parts_and_says_when_it_is_not_reduced(tmp_p
 def _reduced(finding, source: str, result: CheckResult):
     from mutator.reduce.problem import ReductionStats
     from mutator.reduce.reducer import Reduction
-    from mutator.reduce.targets import Outcome
+    from mutator.reduce.driver import Outcome
 
     program = Program.from_source(source, "reduced.py")
     return Outcome(finding.directory, reduction=Reduction(program, program, finding.signature, result, True,
@@ -166,7 +166,7 @@ def _reduced(finding, source: str, result: CheckResult):
 
 
 def test_record_reduction_merges_same_kind_twins_into_the_earlier_finding(tmp_path: Path):
-    from mutator.reduce.targets import record_reduction
+    from mutator.reduce.driver import record_reduction
 
     store, first, second = _two_findings(tmp_path)
     result = _crash("TypeError", ONE, "a.py")
@@ -176,7 +176,7 @@ def test_record_reduction_merges_same_kind_twins_into_the_earlier_finding(tmp_pa
 
 
 def test_a_crash_and_a_mismatch_with_one_canonical_program_stay_apart(tmp_path: Path):
-    from mutator.reduce.targets import record_reduction
+    from mutator.reduce.driver import record_reduction
 
     store, first, _ = _two_findings(tmp_path)
     judgement = Judgement(Verdict.MISMATCH, "call 1 (fn) result: values differ")

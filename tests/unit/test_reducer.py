@@ -8,9 +8,9 @@ from concurrent.futures import Future
 import libcst as cst
 import pytest
 
-from mutator.findings import Signature
-from mutator.observation import Mode, Outcome, RunConfig
-from mutator.program import Program, ProgramForm
+from mutator.findings.store import Signature
+from mutator.core.observation import Mode, Outcome, RunConfig
+from mutator.core.program import Program, ProgramForm
 from mutator.reduce.passes import PASSES, NamedPass
 from mutator.reduce.problem import ReductionProblem, size_key, tidy, tree_digest
 from mutator.reduce.reducer import NotReproduced, Reducer, compiles, orphans_a_name, unbound_names

@@ -5,10 +5,10 @@ from __future__ import annotations
 import textwrap
 
 from mutator.mutation.operator import Mutant, Step
-from mutator.program import Program
+from mutator.core.program import Program
 from mutator.repair import NotRepaired, Repaired, RepairRequest, repair_by_rules
 from mutator.repair.request import construct_of, keeps_construct
-from mutator.values import ExceptionInfo, FrameInfo
+from mutator.core.values import ExceptionInfo, FrameInfo
 
 NAME = "mutant_of_000001.py"
 

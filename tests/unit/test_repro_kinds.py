@@ -10,12 +10,12 @@ import types
 
 import pytest
 
-from mutator.observation import CallRecord, Observation, Recompile
-from mutator.program import Program
+from mutator.core.observation import CallRecord, Observation, Recompile
+from mutator.core.program import Program
 from mutator.reduce.repro import control_of, make_repros, missing
 from mutator.reduce.repro_facts import ReproFacts, config_of, limit_hit, repeats
 from mutator.runtime.configs import ConfigWatch
-from mutator.verdict import Verdict
+from mutator.core.verdict import Verdict
 
 HARNESS = '''\
 import torch

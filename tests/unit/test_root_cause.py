@@ -4,8 +4,8 @@ Pure: findings built as records, no runs."""
 
 from __future__ import annotations
 
-from mutator.findings import Finding, Signature
-from mutator.root_cause import canonical_lines, differ_at_one_point, groups, markdown_lines
+from mutator.findings.store import Finding, Signature
+from mutator.findings.root_cause import canonical_lines, differ_at_one_point, groups, markdown_lines
 
 GRADS = '''\
 import torch

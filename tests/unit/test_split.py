@@ -8,15 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from mutator.check import CheckResult
-from mutator.findings import FindingStore, Signature
-from mutator.oracle import Judgement
-from mutator.program import Program
-from mutator.reduce.canonical import canonical_digest
+from mutator.judge.check import CheckResult
+from mutator.findings.store import FindingStore, Signature
+from mutator.judge.oracle import Judgement
+from mutator.core.program import Program
+from mutator.findings.canonical import canonical_digest
 from mutator.reduce.problem import ReductionStats
 from mutator.reduce.reducer import NotReproduced, Reduction
 from mutator.reduce.split import Reduced, needed_constructs, same_bug, split_variants
-from mutator.verdict import Verdict
+from mutator.core.verdict import Verdict
 
 from tests.helpers import compiled_run, exc, run
 

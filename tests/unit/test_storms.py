@@ -2,9 +2,9 @@ from dataclasses import replace
 
 import pytest
 
-from mutator.observation import Observation, Recompile
-from mutator.storms import guard_kind, recompile_storm
-from mutator.verdict import Verdict
+from mutator.core.observation import Observation, Recompile
+from mutator.judge.storms import guard_kind, recompile_storm
+from mutator.core.verdict import Verdict
 
 from tests.helpers import call
 

@@ -7,14 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from mutator.campaign import Campaign, CampaignConfig
-from mutator.check import CheckResult
-from mutator.corpus import Corpus, CorpusEntry, CoverageMap
-from mutator.findings import FindingStore, Signature
-from mutator.oracle import Judgement
-from mutator.program import Program
-from mutator.sync import Sync, SyncError, instance_directory
-from mutator.verdict import Verdict
+from mutator.campaign.directory import Campaign, CampaignConfig
+from mutator.judge.check import CheckResult
+from mutator.campaign.corpus import Corpus, CorpusEntry, CoverageMap
+from mutator.findings.store import FindingStore, Signature
+from mutator.judge.oracle import Judgement
+from mutator.core.program import Program
+from mutator.campaign.sync import Sync, SyncError, instance_directory
+from mutator.core.verdict import Verdict
 
 from tests.helpers import compiled_run, exc, run
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from mutator import storage
-from mutator.generate import Sibling, _siblings_for, finding_classes, siblings_from_findings
-from mutator.findings import Finding, Signature
+from mutator.core import storage
+from mutator.harvest.generate import Sibling, _siblings_for, finding_classes, siblings_from_findings
+from mutator.findings.store import Finding, Signature
 from mutator.llm import taxonomy
 from mutator.llm.prompts import SYSTEM, generate_messages
 

@@ -7,7 +7,7 @@ import textwrap
 
 from mutator.mutation.context import MutationContext
 from mutator.mutation.operator import Declined, Mutant, Operator, apply
-from mutator.program import Program
+from mutator.core.program import Program
 
 DEFAULT_INPUTS = "\n\ndef inputs():\n    return ()\n"
 

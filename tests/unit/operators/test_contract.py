@@ -15,7 +15,7 @@ from mutator.mutation.context import MutationContext
 from mutator.mutation.mutator import MutantBuilder, Mutator, Recipe
 from mutator.mutation.operator import FAMILIES, Declined, Mutant, Operator, Step, apply, hooked_types
 from mutator.mutation.registry import all_operators
-from mutator.program import load_programs
+from mutator.core.program import load_programs
 
 SEEDS = Path(__file__).resolve().parents[3] / "seeds"
 LEAF_CLASSES = [f for f in FAMILIES if f not in ("O", "X")]

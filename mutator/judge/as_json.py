@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from mutator.check import CheckResult
-from mutator.observation import ExecResult
-from mutator.values import ExceptionInfo
-from mutator.verdict import Verdict
+from mutator.judge.check import CheckResult
+from mutator.core.observation import ExecResult
+from mutator.core.values import ExceptionInfo
+from mutator.core.verdict import Verdict
 
 _STYLES = {
     Verdict.PASS: "green",

@@ -24,11 +24,11 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mutator import storage
-from mutator.campaign import Campaign
-from mutator.corpus import Corpus, CorpusEntry, CoverageMap
-from mutator.findings import FindingStore, Signature
-from mutator.program import Program
+from mutator.core import storage
+from mutator.campaign.directory import Campaign
+from mutator.campaign.corpus import Corpus, CorpusEntry, CoverageMap
+from mutator.findings.store import FindingStore, Signature
+from mutator.core.program import Program
 
 SYNC_EVERY = 120.0  # seconds between looks at the peers (AFL's is of the same order)
 _ID = re.compile(r"^id:(\d+)")

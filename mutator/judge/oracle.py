@@ -1,7 +1,7 @@
 """The oracle: judge a compiled run against an eager run (TAXONOMY.md, "Symptoms").
 
 Pure and torch-free: it reads two `ExecResult`s (and optionally a float64 reference run)
-and returns a `Judgement`. Running, re-running and confirming is `mutator.check`'s job.
+and returns a `Judgement`. Running, re-running and confirming is `mutator.judge.check`'s job.
 
 Other people's programs check themselves, so their own checks are evidence too. A
 program-level failure of the eager run (outside any call through the compiled function:
@@ -18,13 +18,13 @@ import dataclasses
 import hashlib
 from dataclasses import dataclass
 
-from mutator.breaks import BreakMode, BreakRegions
-from mutator.compare import Divergence, compare_observations, exceptions_match
-from mutator.observation import CallRecord, ExecResult, Observation, Outcome, Stdout, TestOutcome
-from mutator.program import Program
-from mutator.storms import recompile_storm
-from mutator.values import ExceptionInfo
-from mutator.verdict import Verdict
+from mutator.judge.breaks import BreakMode, BreakRegions
+from mutator.judge.compare import Divergence, compare_observations, exceptions_match
+from mutator.core.observation import CallRecord, ExecResult, Observation, Outcome, Stdout, TestOutcome
+from mutator.core.program import Program
+from mutator.judge.storms import recompile_storm
+from mutator.core.values import ExceptionInfo
+from mutator.core.verdict import Verdict
 
 BACKEND_FAILED = "BackendCompilerFailed"
 UNSUPPORTED = "Unsupported"

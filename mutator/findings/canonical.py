@@ -13,7 +13,7 @@ import ast
 import builtins
 import hashlib
 
-from mutator import syntax
+from mutator.core import parsing
 
 _BUILTINS = frozenset(dir(builtins))
 
@@ -68,7 +68,7 @@ def _drop_docstring(node: ast.FunctionDef | ast.ClassDef | ast.Module) -> None:
 
 
 def canonical_form(source: str) -> str:
-    tree = syntax.parse(source)
+    tree = parsing.parse(source)
     _drop_docstring(tree)
     keep: set[str] = {"fn", "inputs", "drive", "state", "COMPILE_KWARGS"}  # the harness's names mean something
     for node in ast.walk(tree):

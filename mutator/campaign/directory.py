@@ -2,7 +2,7 @@
 
     campaign.json     the configuration (so --resume continues the same campaign)
     queue/            kept programs, provenance in the names, a JSON sidecar each
-    findings/<sig>/   one directory per bug signature (see mutator.findings)
+    findings/<sig>/   one directory per bug signature (see mutator.findings.store)
     hangs/<sig>/      the same, for hangs
     lost/             programs whose worker died under them
     invalid/          invalid mutants: index.jsonl (why each failed eagerly), the first ones' programs
@@ -26,9 +26,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from mutator import storage
-from mutator.corpus import CorpusEntry, CoverageMap
-from mutator.program import Program, ProgramError
+from mutator.core import storage
+from mutator.campaign.corpus import CorpusEntry, CoverageMap
+from mutator.core.program import Program, ProgramError
 
 if TYPE_CHECKING:
     from mutator.mutation.mutator import Recipe

@@ -4,7 +4,7 @@ A crash on `w.grad.clone()` and a mismatch of the same gradients are two finding
 signatures, two reports) of one root cause: their reduced programs are the same but for
 the statement where one fails and the other compares. Concretely, two findings are of
 one root cause when both have a confirmed reduction and, comparing the canonical forms
-of their reduced programs line by line (`mutator.reduce.canonical`, with the names the
+of their reduced programs line by line (`mutator.findings.canonical`, with the names the
 programs define all read as one name, so that one extra variable does not renumber the
 rest):
 
@@ -29,8 +29,8 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from mutator.findings import Finding
-from mutator.reduce.canonical import canonical_form
+from mutator.findings.store import Finding
+from mutator.findings.canonical import canonical_form
 
 MAX_DIFFERING = 2  # lines on either side of the one differing place
 MIN_SHARED = 3

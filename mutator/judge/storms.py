@@ -26,9 +26,9 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass
 
-from mutator.features import normalize_reason
-from mutator.observation import CallRecord, Observation, Recompile
-from mutator.verdict import Verdict
+from mutator.core.features import normalize_reason
+from mutator.core.observation import CallRecord, Observation, Recompile
+from mutator.core.verdict import Verdict
 
 IDENTITY_KINDS = frozenset({"object identity", "type identity", "function identity", "deallocated object", "backend"})
 RESUME_PREFIX = "torch_dynamo_resume_in_"  # the code objects Dynamo makes to resume after a graph break

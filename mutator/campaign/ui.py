@@ -17,8 +17,8 @@ from rich.live import Live
 from rich.panel import Panel
 from rich.table import Table
 
-from mutator.findings import Finding
-from mutator.verdict import Verdict
+from mutator.findings.store import Finding
+from mutator.core.verdict import Verdict
 
 
 def hms(seconds: float) -> str:

@@ -24,7 +24,7 @@ COMPILER_CHECK = "compiler"  # the program's own check of compiler behaviour fai
 _CHECK_HELPERS = ("unittest/", "torch/testing/", "numpy/testing/", "_pytest/", "pytest/")
 _COMPILER_OWNERS = ("torch._dynamo", "torch._inductor", "torch._functorch", "torch.fx", "torch._guards",
                     "torch._logging", "torch.compiler", "torch._subclasses")
-# harvested programs carry their own assertion helpers (mutator.harvest.checks): the check
+# harvested programs carry their own assertion helpers (mutator.harvest.framework): the check
 # they stand for is the caller's
 _HELPERS = ("HarvestedChecks.", "harvested_same", "harvested_raises.", "harvested_standard_test")
 _COMPILER_WORDS = re.compile(  # assertExpectedInline: what expecttest compares is the compiler's printout

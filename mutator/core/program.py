@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 
-from mutator import syntax
+from mutator.core import parsing
 
 FORMAT_HELP = "see seeds/README.md"
 
@@ -65,7 +65,7 @@ def declares_script(source: str) -> bool:
 def parse_source(source: str, name: str) -> ast.Module:
     """The syntax tree of `source`, or a one-line ProgramError naming `name` and the line."""
     try:
-        return syntax.parse(source, filename=name)
+        return parsing.parse(source, filename=name)
     except SyntaxError as exc:
         where = f"{name}:{exc.lineno}" if exc.lineno else name
         raise ProgramError(f"{where}: does not parse ({exc.msg}); fix the syntax") from None

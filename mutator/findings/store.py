@@ -15,11 +15,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from mutator import storage
-from mutator.check import CheckResult
+from mutator.core import storage
+from mutator.judge.check import CheckResult
 from mutator.mutation.operator import REPAIR_PREFIX, family_of
-from mutator.observation import Outcome
-from mutator.verdict import Verdict
+from mutator.core.observation import Outcome
+from mutator.core.verdict import Verdict
 
 if TYPE_CHECKING:
     from mutator.mutation.mutator import Recipe
@@ -126,7 +126,7 @@ class Finding:
     reduction: dict[str, Any] = field(default_factory=dict)  # what `mutate reduce` made of smallest.py
     merged: list[dict[str, Any]] = field(default_factory=list)  # findings found to be this one after reduction
     known_from: str = ""  # a synced peer that had this signature first: not new here (AFL-style sync)
-    known: dict[str, str] = field(default_factory=dict)  # filed before, outside this campaign (`mutator.known`)
+    known: dict[str, str] = field(default_factory=dict)  # filed before, outside this campaign (`mutator.findings.known`)
     split_from: str = ""  # the finding whose variant this was, before reduction told them apart
     split_into: list[str] = field(default_factory=list)  # findings split off this one (their directories)
 

@@ -33,12 +33,12 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from mutator.compare import compare_observations
-from mutator.features import CoverageReport, WorkerCoverage, semantic_features
-from mutator.observation import ExecResult, Mode, Observation, Outcome, RunConfig
-from mutator.oracle import Judgement, Oracle, program_stop
-from mutator.program import Program
-from mutator.verdict import Verdict
+from mutator.judge.compare import compare_observations
+from mutator.core.features import CoverageReport, WorkerCoverage, semantic_features
+from mutator.core.observation import ExecResult, Mode, Observation, Outcome, RunConfig
+from mutator.judge.oracle import Judgement, Oracle, program_stop
+from mutator.core.program import Program
+from mutator.core.verdict import Verdict
 
 if TYPE_CHECKING:
     from mutator.mutation.mutator import MutantBuilder, Recipe

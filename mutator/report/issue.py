@@ -16,10 +16,10 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from mutator.findings import SEVERITY, Finding, ablation_table
+from mutator.findings.store import SEVERITY, Finding, ablation_table
 from mutator.mutation.operator import family_of
 from mutator.reduce import matters
-from mutator.verdict import Verdict
+from mutator.core.verdict import Verdict
 
 LABELS = ("oncall: pt2", "module: dynamo", "topic: fuzzer")
 _VERSIONS_SCRIPT = r"""

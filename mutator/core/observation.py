@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 
 from mutator.exec.sandbox import SANDBOX_CHOICES
-from mutator.values import ExceptionInfo, Value
+from mutator.core.values import ExceptionInfo, Value
 
 
 class Mode(Enum):

@@ -17,9 +17,9 @@ import ast
 import functools
 from dataclasses import dataclass
 
-from mutator import syntax
-from mutator.program import terminal_name
-from mutator.values import FrameInfo
+from mutator.core import parsing
+from mutator.core.program import terminal_name
+from mutator.core.values import FrameInfo
 
 _SETTER = "error_on_graph_break"
 _DISABLERS = ("disable",)  # torch._dynamo.disable, torch.compiler.disable, and `from ... import disable`
@@ -87,7 +87,7 @@ class BreakRegions:
 
 def _collect(source: str) -> tuple[list[_Region], list[tuple[int, int]]]:
     try:
-        tree = syntax.parse(source)
+        tree = parsing.parse(source)
     except SyntaxError:
         return [], []
     disablers = _aliases(tree, _DISABLERS)

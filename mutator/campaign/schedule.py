@@ -18,7 +18,7 @@ import time
 from itertools import accumulate
 from typing import Protocol
 
-from mutator.corpus import Corpus, CorpusEntry, CoverageMap
+from mutator.campaign.corpus import Corpus, CorpusEntry, CoverageMap
 
 UNFAVOURED = 0.1
 MAX_ENERGY = 1e6

@@ -1,7 +1,7 @@
 """Bugs filed before (`--known DIR`): what a campaign or a report must not count as new.
 
 A known bug is a signature, or the canonical form of a reduced program
-(`mutator.reduce.canonical`), taken from earlier campaigns (their `findings/`), a folder
+(`mutator.findings.canonical`), taken from earlier campaigns (their `findings/`), a folder
 of findings, a single finding directory, or a folder of filed reproducers (`.py` files:
 a `repro.py` counts by the program above its reproducer footer). A finding matches when
 its signature is one of them, or when its confirmed reduction has the same canonical form.
@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mutator import storage
-from mutator.findings import Finding, Signature
-from mutator.reduce.canonical import canonical_digest
+from mutator.core import storage
+from mutator.findings.store import Finding, Signature
+from mutator.findings.canonical import canonical_digest
 
 REPRO_SEPARATOR = "# ---- reproducer:"  # the first line of repro.py's footer (mutator.reduce.repro._SEPARATOR)
 KNOWN_FILE = "known.json"

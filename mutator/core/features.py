@@ -16,7 +16,7 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from mutator.observation import ExecResult
+from mutator.core.observation import ExecResult
 
 SEMANTIC_BIT = 1 << 62
 _MASK = SEMANTIC_BIT - 1

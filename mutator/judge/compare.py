@@ -17,8 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from mutator.observation import CallRecord, Observation, Stdout
-from mutator.values import (
+from mutator.core.observation import CallRecord, Observation, Stdout
+from mutator.core.values import (
     ExceptionInfo,
     MapValue,
     ObjectValue,

@@ -14,8 +14,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from mutator import storage
-from mutator.program import Program, ProgramError, discover, load_program
+from mutator.core import storage
+from mutator.core.program import Program, ProgramError, discover, load_program
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,8 +7,8 @@ from collections import _count_elements  # Counter.update's C loop, for a plain 
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from mutator.features import is_arc
-from mutator.program import Program
+from mutator.core.features import is_arc
+from mutator.core.program import Program
 
 
 @dataclass

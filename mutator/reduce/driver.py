@@ -15,13 +15,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mutator import storage
-from mutator.check import CheckResult, Runner
-from mutator.findings import Finding, FindingStore, Signature
-from mutator.observation import RunConfig
-from mutator.program import Program, ProgramError, load_program
+from mutator.core import storage
+from mutator.judge.check import CheckResult, Runner
+from mutator.findings.store import Finding, FindingStore, Signature
+from mutator.core.observation import RunConfig
+from mutator.core.program import Program, ProgramError, load_program
 from mutator.reduce import ablation, matters
-from mutator.reduce.canonical import canonical_digest
+from mutator.findings.canonical import canonical_digest
 from mutator.reduce.reducer import NotReproduced, Reducer, Reduction
 from mutator.reduce.repro import Verification, make_repros, missing, verify
 from mutator.reduce.repro_facts import ReproFacts
