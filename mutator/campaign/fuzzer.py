@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from mutator.campaign.directory import Campaign, CampaignError
-from mutator.judge.check import Checker, CheckReply, CheckResult, CheckTask
+from mutator.judge.check import Checker, CheckReply, CheckResult, CheckTask, repair_request
 from mutator.campaign.corpus import Corpus, CorpusEntry, CoverageMap
 from mutator.findings.store import FindingStore, Signature
 from mutator.findings.known import mark
@@ -99,7 +99,7 @@ class Fuzzer:
                  stats: FuzzStats | None = None, feedback: bool = True, inflight: int = 4,
                  health: Callable[[], list[str]] | None = None, reduction: Reduction | None = None,
                  repair_rules: bool = True, llm: LLMLane | None = None, llm_repairer: LLMRepairer | None = None,
-                 llm_mutation: Callable[[CorpusEntry, random.Random], Mutant | None] | None = None,
+                 llm_mutation: Callable[[Program, random.Random], Mutant | None] | None = None,
                  sync: Sync | None = None, known: KnownHits | None = None) -> None:
         self.corpus = corpus
         self.coverage = coverage
@@ -271,7 +271,7 @@ class Fuzzer:
             self.set_aside.append(dict(path=job.seed_path, verdict=verdict.name, reason=result.reason))
         if verdict is Verdict.INVALID and job.mutant is not None:
             request = reply.request if reply is not None and reply.request is not None else \
-                RepairRequest.of(result, job.mutant, job.parent.program if job.parent else None)
+                repair_request(result, job.mutant, job.parent.program if job.parent else None)
             self.campaign.save_invalid(job.program, invalid_record(request, found_at=now,
                                                                    parent=job.parent.id if job.parent else None))
             self._repair(job, request, reply.repaired if reply is not None else None)
@@ -350,7 +350,7 @@ class Fuzzer:
         if tried and self.mutator.choose_family(self.rng) != LLM_FAMILY:
             return False
         rng = random.Random(self.rng.random())
-        if self.llm.submit("mutation", lambda: make(parent, rng), parent):
+        if self.llm.submit("mutation", lambda: make(parent.program, rng), parent):
             self._count(LLM_FAMILY, asked=True)
             return True
         return False

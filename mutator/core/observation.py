@@ -9,7 +9,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import Enum
 
-from mutator.exec.sandbox import SANDBOX_CHOICES
 from mutator.core.values import ExceptionInfo, Value
 
 
@@ -33,6 +32,9 @@ class Outcome(Enum):
     @property
     def failed(self) -> bool:
         return self is not Outcome.COMPLETED
+
+
+SANDBOX_CHOICES = ("on", "audit", "off")  # RunConfig.sandbox: the best layer there is, the hooks, none
 
 
 @dataclass(frozen=True, slots=True)

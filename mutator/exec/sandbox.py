@@ -246,7 +246,6 @@ def _set_soft(which: int, value: int) -> None:
 # the kernel has it; audit hooks (which a program could get around on purpose, and which no
 # process it starts inherits) where it does not.
 
-SANDBOX_CHOICES = ("on", "audit", "off")  # RunConfig.sandbox: the best layer there is, the hooks, none
 _SYSTEM_READABLE = ("/usr", "/lib", "/lib32", "/lib64", "/bin", "/sbin", "/etc", "/proc", "/sys", "/dev", "/opt")
 _DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")
 _COMPILERS = ("gcc", "g++", "cc", "c++", "clang", "clang++", "ld", "as")  # what Inductor runs
@@ -262,7 +261,7 @@ def available() -> str:
 
 
 def effective(choice: str, offered: str) -> str:
-    """The layer runs get with `choice` (of SANDBOX_CHOICES) where workers offer `offered`."""
+    """The layer runs get with `choice` (of `mutator.core.observation.SANDBOX_CHOICES`) where workers offer `offered`."""
     if choice == "off":
         return "off"
     return offered if choice == "on" and offered else "audit hooks"

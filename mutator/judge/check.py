@@ -188,16 +188,25 @@ def first_pass(task: CheckTask, runs: Callable[[Program], Sequence[ExecResult]],
     result = CheckResult(program, oracle.judge(eager, compiled, program=program), (eager, compiled))
     request = repaired = None
     if result.verdict is Verdict.INVALID and mutant is not None:
-        from mutator.repair import RepairRequest, repair_by_rules
+        from mutator.repair import repair_by_rules
 
         started = time.process_time()
-        request = RepairRequest.of(result, mutant, checked.parent)
+        request = repair_request(result, mutant, checked.parent)
         if task.repair and not request.is_repair:
             repaired = repair_by_rules(request)
         building += time.process_time() - started
     if task.slim and not result.verdict.is_finding:
         result = result.slim()
     return CheckReply(result, mutant, tried, request, repaired, build_seconds=building)
+
+
+def repair_request(result: CheckResult, mutant: Mutant, parent: Program | None) -> RepairRequest:
+    """What a repair of `mutant`, judged invalid in `result`, is given: how its eager run failed."""
+    from mutator.repair import RepairRequest
+
+    eager = result.eager
+    return RepairRequest(result.program, mutant, parent, eager.observation.uncaught, eager.outcome.value,
+                         result.reason)
 
 
 def report_coverage(task: CheckTask, reply: CheckReply, coverage: WorkerCoverage) -> CheckReply:

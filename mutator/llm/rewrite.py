@@ -1,7 +1,7 @@
 """Family L: a mutation operator that is an LLM (off unless an endpoint is configured).
 
 The rule-based families rewrite what a program already contains; this one asks a model
-to rewrite the compiled region of a corpus entry so that it exercises a named taxonomy
+to rewrite the compiled region of a program of the queue so that it exercises a named taxonomy
 class. It is scheduled by recent yield like every family, and its mutants go through the
 same checks, coverage and findings, so its value is measured like any family's
 (`stats.json`: operators `L.rewrite`, origins `L`).
@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import random
 
-from mutator.campaign.corpus import CorpusEntry
 from mutator.llm.client import LLM, Failure, extract_code
 from mutator.llm.prompts import rewrite_messages
 from mutator.llm.taxonomy import classes
@@ -22,16 +21,15 @@ OPERATOR = "L.rewrite"
 
 
 class LLMMutation:
-    """`mutation(entry, rng) -> Mutant | None`, blocking (seconds): called beside the loop."""
+    """`mutation(program, rng) -> Mutant | None`, blocking (seconds): called beside the loop."""
 
     def __init__(self, llm: LLM) -> None:
         self.llm = llm
         self.classes = classes()
         self.last_failure = ""
 
-    def __call__(self, entry: CorpusEntry, rng: random.Random) -> Mutant | None:
+    def __call__(self, program: Program, rng: random.Random) -> Mutant | None:
         cls = self.classes[rng.choice(sorted(self.classes))]
-        program = entry.program
         answer = self.llm.complete(rewrite_messages(cls, program.source, form=program.form.value),
                                    purpose="mutation")
         if isinstance(answer, Failure):

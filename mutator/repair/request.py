@@ -6,15 +6,12 @@ import ast
 import difflib
 from collections import Counter
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Union
+from typing import Union
 
 from mutator.core import parsing
 from mutator.mutation.operator import REPAIR_PREFIX, Mutant, Step
 from mutator.core.program import Program, ProgramError
 from mutator.core.values import ExceptionInfo, FrameInfo
-
-if TYPE_CHECKING:
-    from mutator.judge.check import CheckResult
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,12 +22,6 @@ class RepairRequest:
     error: ExceptionInfo | None  # the eager run's exception (None: it timed out, ran out of memory...)
     outcome: str  # the eager run's outcome ("raised", "timeout", ...)
     reason: str = ""  # the verdict's reason (why a program whose eager run completed is invalid)
-
-    @classmethod
-    def of(cls, result: CheckResult, mutant: Mutant, parent: Program | None) -> RepairRequest:
-        """The request for an invalid check result of `mutant`."""
-        eager = result.eager
-        return cls(result.program, mutant, parent, eager.observation.uncaught, eager.outcome.value, result.reason)
 
     @property
     def frame(self) -> FrameInfo | None:

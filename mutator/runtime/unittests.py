@@ -10,13 +10,11 @@ from __future__ import annotations
 import contextlib
 import unittest
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from mutator.core.observation import TestOutcome
 from mutator.runtime.errors import exception_info
-
-if TYPE_CHECKING:
-    from mutator.runtime.session import Session
+from mutator.runtime.own_checks import ProgramSource
 
 _STATUSES = {  # unittest.TestResult method -> how the test ended, and the position of its error
     "addSuccess": ("pass", None), "addFailure": ("fail", 1), "addError": ("error", 1), "addSkip": ("skip", None),
@@ -24,10 +22,21 @@ _STATUSES = {  # unittest.TestResult method -> how the test ended, and the posit
 }
 
 
+class TestLog(Protocol):
+    """Where a run's tests are recorded (the run's `Session`)."""
+
+    program: ProgramSource | None
+    current_test: str  # the id of the test running now ("" between tests)
+    tests: list[TestOutcome]
+
+    def escaped_from(self, exc: BaseException) -> int | None:
+        """The compiled call `exc` escaped from, if one did."""
+
+
 class TestRecorder:
     """Patches `unittest.TestResult` for the length of a run; appends to `session.tests`."""
 
-    def __init__(self, session: Session) -> None:
+    def __init__(self, session: TestLog) -> None:
         self._session = session
 
     @contextlib.contextmanager

@@ -184,7 +184,8 @@ class ProgramFacts:
     # -- functions ---------------------------------------------------------------------------
     def facts(self, fn: cst.FunctionDef) -> TensorFacts:
         if id(fn) not in self._facts:
-            self._facts[id(fn)] = TensorFacts(self, fn)
+            self._facts[id(fn)] = TensorFacts(fn, cls=self.owner_of(fn) if self.is_method(fn) else None,
+                                              params=self.entry_params(fn))
         return self._facts[id(fn)]
 
     def receivers(self, fn: cst.FunctionDef) -> list[str]:

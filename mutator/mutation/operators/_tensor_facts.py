@@ -10,15 +10,11 @@ writing `list.add_`.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import libcst as cst
 import libcst.matchers as m
 
 from mutator.mutation.tree import body_nodes, dotted, names_in_target, nodes
-
-if TYPE_CHECKING:
-    from mutator.mutation.operators._facts import ProgramFacts
 
 # -- what torch calls return ------------------------------------------------------------------
 # Result dtype follows the first tensor operand.
@@ -119,11 +115,11 @@ class TensorFacts:
     (parameters described by inputs(), then a fixpoint over assignments).
     """
 
-    def __init__(self, facts: ProgramFacts, fn: cst.FunctionDef) -> None:
-        self.program = facts
+    def __init__(self, fn: cst.FunctionDef, *, cls: str | None, params: dict[str, ArgInfo]) -> None:
+        """`cls`: the class `fn` is a method of; `params`: what inputs() passes its parameters."""
         self.fn = fn
-        self.cls = facts.owner_of(fn) if facts.is_method(fn) else None
-        self.params = facts.entry_params(fn)
+        self.cls = cls
+        self.params = params
         bindings: dict[str, list[cst.BaseExpression | None]] = {}
         for p in (*fn.params.params, *fn.params.kwonly_params, *fn.params.posonly_params):
             arg = self.params.get(p.name.value)
