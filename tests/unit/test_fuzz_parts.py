@@ -11,7 +11,7 @@ import pytest
 
 from mutator.core import storage
 from mutator.campaign.directory import Campaign, CampaignConfig, CampaignError
-from mutator.judge.check import CheckResult
+from mutator.judge.check import CheckResult, repair_request
 from mutator.campaign.corpus import Corpus, CorpusEntry, CoverageMap
 from mutator.core.features import bucket, encode_arc, is_arc, normalize_reason, semantic_features
 from mutator.findings.store import FindingStore, Signature
@@ -304,7 +304,7 @@ def test_invalid_mutants_are_logged_with_their_eager_failure_and_a_torn_line_is_
     mutant = Mutant(program, (Step("S1.rename_local", "fn:2"),))
     for i in range(2):
         campaign.save_invalid(program if i == 0 else PROGRAM,
-                              invalid_record(RepairRequest.of(result, mutant, None), found_at=1.5))
+                              invalid_record(repair_request(result, mutant, None), found_at=1.5))
     (tmp_path / "c" / "invalid" / "index.jsonl").open("a").write('{"torn": ')
     rows = campaign.load_invalid()
     assert [r["type"] for r in rows] == ["NameError", "NameError"]
