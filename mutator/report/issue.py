@@ -18,7 +18,7 @@ from typing import Any
 
 from mutator.findings.store import SEVERITY, Finding, ablation_table
 from mutator.mutation.operator import family_of
-from mutator.reduce import matters
+from mutator.report import matters
 from mutator.core.verdict import Verdict
 
 LABELS = ("oncall: pt2", "module: dynamo", "topic: fuzzer")

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import textwrap
 
-from mutator.reduce import matters
-from mutator.reduce.matters import PASSES, STILL_FAILS, Matters, Row, probes
+from mutator.reduce import constructs
+from mutator.reduce.constructs import probes
+from mutator.reduce.matters import BREAKS_PROGRAM, PASSES, STILL_FAILS, Matters, Row
+from mutator.report import matters as words
 
 
 def changes(source: str) -> dict[str, list[str]]:
@@ -96,8 +98,8 @@ def test_what_is_needed_and_what_is_not():
         Row("a `set` subclass", "as a plain `set` (`Tags = set`)", PASSES),
         Row("a generator expression", "with a list comprehension instead", STILL_FAILS),
         Row("the generator's filter", "without the `if` filter", STILL_FAILS, removal=True),
-        Row("`@deco`", "without `@deco`", matters.BREAKS_PROGRAM, "eager run raised: NameError", removal=True),
-        Row("a `try`/`except RuntimeError`", "without the `try` (its body alone)", matters.BREAKS_PROGRAM,
+        Row("`@deco`", "without `@deco`", BREAKS_PROGRAM, "eager run raised: NameError", removal=True),
+        Row("a `try`/`except RuntimeError`", "without the `try` (its body alone)", BREAKS_PROGRAM,
             "eager run raised: RuntimeError", removal=True),
         Row("a `try`/`except RuntimeError`", "catching `Exception` instead of `RuntimeError`", STILL_FAILS),
     ], removed=["`torch.func.vmap`"], checks=12, seconds=1.5)
@@ -107,8 +109,8 @@ def test_what_is_needed_and_what_is_not():
     # kind does not matter (the try cannot go: eager raises without it); `@deco`: nothing known
     assert data["not_needed"] == ["the generator's filter"]
     assert data["any_neighbour"] == ["a generator expression", "a `try`/`except RuntimeError`"]
-    assert matters.headline(data) == "a graph break and a `set` subclass"
-    text = "\n".join(matters.markdown(data))
+    assert words.headline(data) == "a graph break and a `set` subclass"
+    text = "\n".join(words.markdown(data))
     assert "- a `set` subclass: passes as a plain `set` (`Tags = set`). still fails as a `frozenset` subclass" in text
     assert "- `torch.func.vmap`: the reduction took it out and the bug stayed" in text
     assert "**Any of its kind**" in text and \
@@ -157,7 +159,7 @@ def test_constructs_the_reduction_took_out_are_named_like_the_ones_left():
             return y
     ''')
     reduced = original.replace("torch.func.vmap(lambda r: r * 2)(x)", "x * 2")
-    assert [c for c in matters.constructs(original) if c not in matters.constructs(reduced)] == ["`torch.func.vmap`"]
+    assert [c for c in constructs.constructs(original) if c not in constructs.constructs(reduced)] == ["`torch.func.vmap`"]
 
 
 def test_each_kind_s_report_says_what_is_expected_of_it():
@@ -187,11 +189,11 @@ def test_vars_and_hasattr_get_their_spelled_out_neighbours():
 
 
 def test_the_headline_falls_back_to_what_cannot_go_and_skips_what_the_title_says():
-    assert matters.headline({"needed": [], "any_neighbour": ["a `try`/`except RuntimeError`"]}) == \
+    assert words.headline({"needed": [], "any_neighbour": ["a `try`/`except RuntimeError`"]}) == \
         "a `try`/`except RuntimeError`"
     data = {"needed": ["`fullgraph=True`", "a `set` subclass"]}
-    assert matters.headline(data) == "`fullgraph=True` and a `set` subclass"
-    assert matters.headline(data, said="fullgraph") == "a `set` subclass"
+    assert words.headline(data) == "`fullgraph=True` and a `set` subclass"
+    assert words.headline(data, said="fullgraph") == "a `set` subclass"
 
 
 def test_the_environment_becomes_a_plain_dict_and_getattr_names_its_attribute():
