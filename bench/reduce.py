@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parents[1]
 DEPS = ROOT / "bench" / ".deps"
 sys.path.insert(0, str(ROOT))
 
-from mutator.findings.store import Finding  # noqa: E402
+from mutator.findings.finding import Finding  # noqa: E402
 from mutator.core import storage  # noqa: E402
 from mutator.exec.pool import WorkerPool  # noqa: E402
 from mutator.core.program import Program, load_program  # noqa: E402

@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING, Any
 from mutator.campaign.directory import Campaign, CampaignError
 from mutator.judge.check import Checker, CheckReply, CheckResult, CheckTask, repair_request
 from mutator.campaign.corpus import Corpus, CorpusEntry, CoverageMap
-from mutator.findings.store import FindingStore, Signature
+from mutator.findings.signature import Signature
+from mutator.findings.store import FindingStore
 from mutator.findings.known import mark
 from mutator.mutation.mutator import Built, Mutator, Usefulness
 from mutator.mutation.operator import REPAIR_PREFIX, Mutant, Step, family_of

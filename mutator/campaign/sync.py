@@ -27,7 +27,8 @@ from pathlib import Path
 from mutator.core import storage
 from mutator.campaign.directory import Campaign
 from mutator.campaign.corpus import Corpus, CorpusEntry, CoverageMap
-from mutator.findings.store import FindingStore, Signature
+from mutator.findings.signature import Signature
+from mutator.findings.store import FindingStore
 from mutator.core.program import Program
 
 SYNC_EVERY = 120.0  # seconds between looks at the peers (AFL's is of the same order)

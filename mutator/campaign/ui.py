@@ -17,7 +17,7 @@ from rich.live import Live
 from rich.panel import Panel
 from rich.table import Table
 
-from mutator.findings.store import Finding
+from mutator.findings.finding import Finding
 from mutator.core.verdict import Verdict
 
 

@@ -10,7 +10,7 @@ import click
 from rich.console import Console
 
 from mutator.commands.common import EXIT_USAGE, run_config, run_options
-from mutator.findings.store import matters_summary
+from mutator.findings.readme import matters_summary
 from mutator.exec.pool import PoolError, WorkerPool
 
 

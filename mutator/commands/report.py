@@ -17,7 +17,9 @@ from mutator.commands.common import EXIT_USAGE, run_config, run_options
 from mutator.exec.pool import PoolError, WorkerPool
 from mutator.findings import known as known_bugs
 from mutator.findings import root_cause
-from mutator.findings.store import Finding, FindingStore, Signature
+from mutator.findings.finding import Finding
+from mutator.findings.signature import Signature
+from mutator.findings.store import FindingStore
 
 
 @click.command()

@@ -26,7 +26,8 @@ from pathlib import Path
 from mutator.core import storage, parsing
 from mutator.judge.check import CheckResult
 from mutator.core.features import semantic_features
-from mutator.findings.store import Finding, FindingStore
+from mutator.findings.finding import Finding
+from mutator.findings.store import FindingStore
 from mutator.harvest.harvester import _body_digest, _invalid_kind
 from mutator.llm import LLM, Answer, Failure, extract_code
 from mutator.llm.prompts import generate_messages

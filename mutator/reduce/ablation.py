@@ -12,7 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from mutator.judge.check import Checker, Runner
-from mutator.findings.store import Signature
+from mutator.findings.signature import Signature
 from mutator.core.observation import RunConfig
 from mutator.core.program import Program
 

@@ -20,7 +20,7 @@ from concurrent.futures import Future
 from pathlib import Path
 
 from mutator.judge.check import CheckReply, CheckTask, TaskRunner
-from mutator.findings.store import Finding
+from mutator.findings.finding import Finding
 from mutator.core.observation import ExecResult, Mode, RunConfig
 from mutator.exec.pool import URGENT
 from mutator.core.program import Program

@@ -17,7 +17,9 @@ from typing import Any
 
 from mutator.core import storage
 from mutator.judge.check import CheckResult, Runner
-from mutator.findings.store import Finding, FindingStore, Signature
+from mutator.findings.finding import Finding
+from mutator.findings.signature import Signature
+from mutator.findings.store import FindingStore
 from mutator.core.observation import RunConfig
 from mutator.core.program import Program, ProgramError, load_program
 from mutator.reduce import ablation, matters

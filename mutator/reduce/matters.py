@@ -35,7 +35,7 @@ from typing import Any
 
 from mutator.core.observation import ExecResult, Mode
 from mutator.core.program import Program, ProgramError
-from mutator.findings.store import Signature
+from mutator.findings.signature import Signature
 from mutator.judge.check import CheckResult, Runner
 from mutator.judge.oracle import Oracle
 from mutator.reduce.constructs import constructs, probes

@@ -21,7 +21,7 @@ import dataclasses
 from dataclasses import dataclass
 
 from mutator.judge.check import Checker, CheckResult, Runner
-from mutator.findings.store import Signature
+from mutator.findings.signature import Signature
 from mutator.core.observation import ExecResult, Mode, RunConfig
 from mutator.core import parsing
 from mutator.judge.oracle import Oracle

@@ -34,7 +34,8 @@ from pathlib import Path
 from typing import Any
 
 from mutator.core import storage
-from mutator.findings.store import Finding, FindingStore, trigger
+from mutator.findings.finding import Finding, trigger
+from mutator.findings.store import FindingStore
 from mutator.core.program import ProgramError, load_program
 from mutator.findings.canonical import canonical_digest
 from mutator.reduce.reducer import NotReproduced, Reducer, Reduction

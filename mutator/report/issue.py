@@ -16,7 +16,11 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from mutator.findings.store import SEVERITY, Finding, ablation_table
+from mutator.findings.finding import Finding
+
+from mutator.findings.readme import ablation_table
+
+from mutator.findings.signature import SEVERITY
 from mutator.mutation.operator import family_of
 from mutator.report import matters
 from mutator.core.verdict import Verdict

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from mutator.findings.store import Finding
+from mutator.findings.finding import Finding
 from mutator.core.observation import RunConfig
 from mutator.reduce import matters
 from mutator.reduce.driver import Targets

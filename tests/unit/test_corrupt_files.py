@@ -59,7 +59,7 @@ def test_a_new_hit_of_an_unreadable_findings_signature_is_filed_beside_it(tmp_pa
     from mutator.core.observation import ExecResult, Mode, Outcome
     from mutator.judge.oracle import Oracle
     from mutator.core.program import Program
-    from mutator.findings.store import Signature
+    from mutator.findings.signature import Signature
 
     program = Program.from_source("import torch\ndef fn(x):\n    return x\ndef inputs():\n    return (torch.ones(1),)\n",
                                   "p.py")

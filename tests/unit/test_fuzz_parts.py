@@ -14,7 +14,8 @@ from mutator.campaign.directory import Campaign, CampaignConfig, CampaignError
 from mutator.judge.check import CheckResult, repair_request
 from mutator.campaign.corpus import Corpus, CorpusEntry, CoverageMap
 from mutator.core.features import bucket, encode_arc, is_arc, normalize_reason, semantic_features
-from mutator.findings.store import FindingStore, Signature
+from mutator.findings.signature import Signature
+from mutator.findings.store import FindingStore
 from mutator.core.observation import CompileStats, Outcome
 from mutator.judge.oracle import Judgement
 from mutator.core.program import Program
@@ -146,7 +147,7 @@ def test_store_keeps_one_directory_per_signature_and_the_smallest_program(tmp_pa
 
 
 def test_one_signature_keeps_the_smallest_program_of_each_trigger(tmp_path: Path):
-    from mutator.findings.store import MAX_VARIANTS, trigger
+    from mutator.findings.finding import MAX_VARIANTS, trigger
 
     assert trigger("seed:seeds/others/format_and_mappingproxy.py") == "seed format_and_mappingproxy"
     assert trigger("E2.wrap_in_try@fn:3+A3.dunder_class@fn:9+E2.reraise@fn:4") == "A3+E2"

@@ -14,7 +14,9 @@ import pytest
 from mutator.campaign.directory import Campaign, CampaignConfig
 from mutator.judge.check import CheckResult, CheckTask
 from mutator.campaign.corpus import Corpus, CoverageMap
-from mutator.findings.store import Finding, FindingStore, Signature
+from mutator.findings.finding import Finding
+from mutator.findings.signature import Signature
+from mutator.findings.store import FindingStore
 from mutator.campaign.fuzzer import Fuzzer, _Job
 from mutator.findings.known import KnownBugs, KnownError, KnownHits, Match, mark, markdown_lines, reproducer_digests
 from mutator.mutation.mutator import Mutator

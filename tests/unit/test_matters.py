@@ -119,7 +119,8 @@ def test_what_is_needed_and_what_is_not():
 
 
 def test_the_title_names_what_matters():
-    from mutator.findings.store import Finding, Signature
+    from mutator.findings.finding import Finding
+    from mutator.findings.signature import Signature
     from mutator.report.issue import title
 
     finding = Finding(Signature("MISMATCH", observation="result:value:Tensor"), reason="values differ",
@@ -163,7 +164,8 @@ def test_constructs_the_reduction_took_out_are_named_like_the_ones_left():
 
 
 def test_each_kind_s_report_says_what_is_expected_of_it():
-    from mutator.findings.store import Finding, Signature
+    from mutator.findings.finding import Finding
+    from mutator.findings.signature import Signature
     from mutator.report.issue import report_markdown
 
     def report(kind: str) -> str:

@@ -8,7 +8,7 @@ from concurrent.futures import Future
 import libcst as cst
 import pytest
 
-from mutator.findings.store import Signature
+from mutator.findings.signature import Signature
 from mutator.core.observation import Mode, Outcome, RunConfig
 from mutator.core.program import Program, ProgramForm
 from mutator.reduce.passes import PASSES, NamedPass

@@ -4,7 +4,9 @@ Pure: findings built as records, no runs."""
 
 from __future__ import annotations
 
-from mutator.findings.store import Finding, Signature
+from mutator.findings.finding import Finding
+
+from mutator.findings.signature import Signature
 from mutator.findings.root_cause import canonical_lines, differ_at_one_point, groups, markdown_lines
 
 GRADS = '''\

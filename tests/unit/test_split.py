@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from mutator.judge.check import CheckResult
-from mutator.findings.store import FindingStore, Signature
+from mutator.findings.signature import Signature
+from mutator.findings.store import FindingStore
 from mutator.judge.oracle import Judgement
 from mutator.core.program import Program
 from mutator.findings.canonical import canonical_digest

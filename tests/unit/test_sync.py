@@ -10,7 +10,8 @@ import pytest
 from mutator.campaign.directory import Campaign, CampaignConfig
 from mutator.judge.check import CheckResult
 from mutator.campaign.corpus import Corpus, CorpusEntry, CoverageMap
-from mutator.findings.store import FindingStore, Signature
+from mutator.findings.signature import Signature
+from mutator.findings.store import FindingStore
 from mutator.judge.oracle import Judgement
 from mutator.core.program import Program
 from mutator.campaign.sync import Sync, SyncError, instance_directory

@@ -9,7 +9,8 @@ import pytest
 
 from mutator.core import storage
 from mutator.harvest.generate import Sibling, _siblings_for, finding_classes, siblings_from_findings
-from mutator.findings.store import Finding, Signature
+from mutator.findings.finding import Finding
+from mutator.findings.signature import Signature
 from mutator.llm import taxonomy
 from mutator.llm.prompts import SYSTEM, generate_messages
 

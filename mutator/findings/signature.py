@@ -1,0 +1,89 @@
+"""A bug's identity: the `Signature` of a check result, and the severity of each kind.
+
+One signature is one finding directory, however many programs hit it (docs/design.md,
+"findings"): verdict kind, exception type, `gb_type` or innermost `torch/_dynamo` frame,
+and for mismatches which observation diverged and how.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import asdict, dataclass
+
+from mutator.core.observation import Outcome
+from mutator.core.verdict import Verdict
+from mutator.judge.check import CheckResult
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9_.]+")
+
+SEVERITY = {  # TAXONOMY.md, "Symptoms": what is not a frontend bug is kept apart
+    Verdict.FULLGRAPH_BREAK: "low: Dynamo refuses a graph break where the program asked for none (fullgraph=True, "
+                             "nopython=True or error_on_graph_break(True)): a graph break, not a wrong result",
+    Verdict.SPECIALIZATION: "low: specialisation Dynamo documents (recompiles on a Python scalar or attribute that "
+                            "changes on every call, identity guards on fresh objects, a dimension marked dynamic "
+                            "that the code specialises): not a wrong result",
+    Verdict.BACKEND_FAILURE: "out of scope: the backend failed, not the frontend; check whether backend='eager' fails too",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Signature:
+    """A bug's identity, built from structured fields (like Hypothesis's InterestingOrigin)."""
+
+    kind: str  # the Verdict's name
+    exception: str = ""  # exception type (or signal) behind a crash
+    location: str = ""  # gb_type, innermost torch/_dynamo frame (file:function), or a guard's shape
+    observation: str = ""  # for mismatches: which observation diverged, and how
+    part: str = ""  # a bug split off a finding whose variants reduced to different programs ("split1", ...)
+
+    @classmethod
+    def of(cls, result: CheckResult) -> Signature:
+        judgement = result.judgement
+        verdict = judgement.verdict
+        exc = judgement.exception
+        if verdict is Verdict.MISMATCH:
+            divergence = judgement.divergence
+            swallowed = judgement.eager_exception.short_type if judgement.eager_exception else ""
+            observed = ":".join(p for p in (divergence.observation, divergence.aspect, divergence.kind) if p) \
+                if divergence else ""
+            return cls(verdict.name, exception=swallowed, observation=observed)
+        if verdict in (Verdict.RECOMPILE_STORM, Verdict.SPECIALIZATION):
+            return cls(verdict.name, exception=exc.short_type if exc else "", location=judgement.key)
+        if verdict is Verdict.HANG:
+            return cls(verdict.name)
+        if exc is None:  # died by a signal, exited, ran out of memory
+            run = result.compiled
+            what = f"signal {run.signal}" if run.outcome is Outcome.SIGNALLED else run.outcome.value
+            return cls(verdict.name, exception=what)
+        if verdict is Verdict.BACKEND_FAILURE:
+            inner = exc.chain[0].rsplit(".", 1)[-1] if exc.chain else exc.short_type
+            return cls(verdict.name, exception=inner)
+        location = exc.gb_type or (f"{exc.dynamo_frame.filename}:{exc.dynamo_frame.function}"
+                                   if exc.dynamo_frame else "")
+        return cls(verdict.name, exception=exc.short_type, location=location)
+
+    @property
+    def verdict(self) -> Verdict:
+        return Verdict[self.kind]
+
+    def base(self) -> Signature:
+        """The signature a run gives: without the part a split gave it."""
+        return Signature(self.kind, self.exception, self.location, self.observation) if self.part else self
+
+    def as_json(self) -> dict[str, str]:
+        data = asdict(self)
+        if not self.part:  # as before splits existed: older readers and peers take it as it is
+            del data["part"]
+        return data
+
+    def slug(self) -> str:
+        """A readable, filesystem-safe, unique directory name."""
+        parts = [self.kind.lower(), self.exception, self.location.rsplit("/", 1)[-1], self.observation]
+        readable = _UNSAFE.sub("-", "-".join(p for p in parts if p)).strip("-")[:60].rstrip("-")
+        digest = hashlib.sha1(repr(self).encode()).hexdigest()[:8]
+        return f"{readable}-{digest}"
+
+    def describe(self) -> str:
+        described = " / ".join(p for p in (self.kind, self.exception, self.location, self.observation) if p)
+        return f"{described} ({self.part})" if self.part else described
