@@ -1,7 +1,7 @@
 """`mutate report`: a campaign's distinct findings as a table and one report.md each; over
 several campaign directories (the instances of a synced campaign), each signature once.
-Findings of one root cause (`mutator.findings.root_cause`) are shown together; findings filed
-before (`--known`, `mutator.findings.known`) are listed apart, after the new ones."""
+What is written is `mutator.report`'s; this module reads the options, runs the ablation a
+reduced finding lacks, and prints the table."""
 
 from __future__ import annotations
 
@@ -14,12 +14,12 @@ from rich.console import Console
 from rich.table import Table
 
 from mutator.commands.common import EXIT_USAGE, run_config, run_options
+from mutator.core.program import Program
 from mutator.exec.pool import PoolError, WorkerPool
 from mutator.findings import known as known_bugs
-from mutator.findings import root_cause
-from mutator.findings.finding import Finding
-from mutator.findings.signature import Signature
-from mutator.findings.store import FindingStore
+from mutator.reduce import ablation
+from mutator.report.campaigns import Campaigns, known_hit_lines, write_reports
+from mutator.report.issue import collect_versions
 
 
 @click.command()
@@ -44,10 +44,6 @@ def report(campaign_dirs: tuple[Path, ...], out: Path | None, no_ablation: bool,
     Findings whose reduced programs differ only where they fail (a crash on a value and a
     mismatch of it) are one root cause: shown together as a group (R1, R2, ...), kept as
     separate findings. With --known, findings filed before are marked and listed last."""
-    from mutator.core import storage
-    from mutator.reduce import ablation
-    from mutator.report.issue import collect_versions, report_markdown, summary_row
-
     for campaign_dir in campaign_dirs:
         if not (campaign_dir / "findings").is_dir():
             click.echo(f"error: {campaign_dir}: no findings/ directory; give a campaign directory", err=True)
@@ -59,89 +55,34 @@ def report(campaign_dirs: tuple[Path, ...], out: Path | None, no_ablation: bool,
         sys.exit(EXIT_USAGE)
     for problem in known.problems:
         click.echo(f"warning: {problem}", err=True)
-    stores = {campaign_dir: FindingStore(campaign_dir) for campaign_dir in campaign_dirs}
-    for store in stores.values():
-        for problem in store.unreadable:
-            click.echo(f"warning: {problem}", err=True)
-    groups = _by_signature(stores)
-    findings = sorted((group[0] for group in groups.values()),
-                      key=lambda item: (not item[1].signature.verdict.is_frontend_bug, item[1].signature.verdict,
-                                        -sum(f.hits for _, f in groups[_key(stores, item[1])]), item[1].directory))
-    missing = [(d, f) for d, f in findings if f.reduction.get("confirmed") and not f.reduction.get("ablation")]
+    campaigns = Campaigns(campaign_dirs)
+    for problem in campaigns.problems:
+        click.echo(f"warning: {problem}", err=True)
+    missing = [r for r in campaigns.distinct() if r.finding.reduction.get("confirmed")
+               and not r.finding.reduction.get("ablation")]
     if missing and not no_ablation:
-        from mutator.core.program import Program
-
         config = run_config(backend=backend, timeout=timeout, memory_mb=memory_mb, no_sandbox=no_sandbox)
         try:
             with WorkerPool(workers=jobs, config=config) as pool:
                 pool.wait_ready()
-                for campaign_dir, finding in missing:
-                    click.echo(f"ablation: {campaign_dir / finding.directory}", err=True)
-                    program = Program.from_source(finding.reduction["source"],
-                                                  str(campaign_dir / finding.directory / "reduced.py"))
-                    rows = ablation.ablate(pool, program, finding.signature.base(),
-                                           base=config, parallel=pool.size)
+                for reported in missing:
+                    click.echo(f"ablation: {reported.directory}", err=True)
+                    finding = reported.finding
+                    program = Program.from_source(finding.reduction["source"], str(reported.directory / "reduced.py"))
+                    rows = ablation.ablate(pool, program, finding.signature.base(), base=config, parallel=pool.size)
                     finding.reduction.update(ablation=[row.as_json() for row in rows], label=ablation.label(rows))
-                    stores[campaign_dir].save(finding)
+                    campaigns.save(reported)
         except PoolError as exc:
             click.echo(f"error: {exc}", err=True)
             sys.exit(EXIT_USAGE)
-    versions = collect_versions()
-    keyed = [(str(campaign_dir / finding.directory), campaign_dir, finding) for campaign_dir, finding in findings]
-    group_of = {member.key: group for group in root_cause.groups((key, f) for key, _, f in keyed)
-                for member in group.members}
-    rows = []
-    for key, campaign_dir, finding in _ordered(keyed, group_of, known):
-        directory = campaign_dir / finding.directory
-        group = groups[_key(stores, finding)]
-        match = known.match(finding, directory=directory) or (known_bugs.Match(**finding.known) if finding.known
-                                                                 else None)
-        repro = directory / "repro.py"
-        text = report_markdown(finding, repro_source=repro.read_text() if repro.exists() else None,
-                               versions=versions,
-                               related=root_cause.markdown_lines(group_of.get(key), key)
-                               + known_bugs.markdown_lines(match))
-        storage.write_text(directory / "report.md", text)
-        if out is not None:
-            storage.write_text(out / f"{Path(finding.directory).name}.md", text)
-        row = dict(summary_row(finding), report=str(directory / "report.md"),
-                   known=f"{match.where} (same {match.by})" if match else "",
-                   root_cause=group_of[key].name if key in group_of else None,
-                   same_root_cause_as=[m.key for m in group_of[key].others(key)] if key in group_of else [])
-        if len(campaign_dirs) > 1:
-            row.update(campaign=str(campaign_dir), hits=sum(f.hits for _, f in group),
-                       also_in=[str(d / f.directory) for d, f in group[1:]])
-        rows.append(row)
+    rows = write_reports(campaigns, known=known, versions=collect_versions(), out=out)
     if as_json:
         click.echo(json.dumps(rows, indent=2))
         return
     _print_table(rows, campaign_dirs)
-    for line in _known_hit_lines(campaign_dirs):
+    for line in known_hit_lines(campaign_dirs):
         click.echo(line)
     click.echo("report.md written in each finding directory" + (f" and copied to {out}/" if out else ""))
-
-
-def _ordered(keyed: list[tuple[str, Path, Finding]], group_of: dict[str, root_cause.Group],
-             known: known_bugs.KnownBugs) -> list[tuple[str, Path, Finding]]:
-    """New findings first, then known ones; the members of a root-cause group together, where
-    the first of them stands."""
-    def is_known(item: tuple[str, Path, Finding]) -> bool:
-        key, campaign_dir, finding = item
-        return bool(finding.known) or known.match(finding, directory=campaign_dir / finding.directory) is not None
-
-    ordered: list[tuple[str, Path, Finding]] = []
-    placed: set[str] = set()
-    for part in ([item for item in keyed if not is_known(item)], [item for item in keyed if is_known(item)]):
-        keys = {key for key, _, _ in part}
-        for item in part:
-            if item[0] in placed:
-                continue
-            group = group_of.get(item[0])
-            together = [other for other in part if group is not None and other[0] in keys
-                        and any(m.key == other[0] for m in group.members)] or [item]
-            ordered += together
-            placed.update(key for key, _, _ in together)
-    return ordered
 
 
 def _print_table(rows: list[dict], campaign_dirs: tuple[Path, ...]) -> None:  # type: ignore[type-arg]
@@ -166,44 +107,3 @@ def _print_table(rows: list[dict], campaign_dirs: tuple[Path, ...]) -> None:  # 
                       f"{row['reduced_lines']} lines" if row["reduced_lines"] else "-", "yes" if row["repro"] else "-",
                       row["ablation"] or "-", row["taxonomy"], row["known"] or "new")
     Console(width=None if sys.stdout.isatty() else 200).print(table)
-
-
-def _known_hit_lines(campaign_dirs: tuple[Path, ...]) -> list[str]:
-    """What each campaign counted instead of filing (its known.json)."""
-    from mutator.core import storage
-
-    lines = []
-    for campaign_dir in campaign_dirs:
-        try:
-            data = storage.read_json(campaign_dir / known_bugs.KNOWN_FILE) if (campaign_dir / known_bugs.KNOWN_FILE).exists() else None
-        except storage.StorageError as exc:
-            lines.append(f"warning: {exc}")
-            continue
-        if data and data.get("signatures"):
-            rows = data["signatures"]
-            lines.append(f"{campaign_dir}: {sum(r.get('hits', 0) for r in rows)} hits of {len(rows)} signatures "
-                         f"filed before were counted, not filed (see {campaign_dir / known_bugs.KNOWN_FILE})")
-    return lines
-
-
-def _key(stores: dict[Path, FindingStore], finding: Finding) -> Signature:
-    """A signature as every store knows it: one merged into another after reduction in any
-    directory is that other one everywhere."""
-    signature = finding.signature
-    for store in stores.values():
-        signature = store.aliases.get(signature, signature)
-    return signature
-
-
-def _by_signature(stores: dict[Path, FindingStore]) -> dict[Signature, list[tuple[Path, Finding]]]:
-    """Every finding of every directory, by signature; in each group the best first: a
-    confirmed reduction, then one the directory found itself (not known from a peer), then
-    the earliest."""
-    groups: dict[Signature, list[tuple[Path, Finding]]] = {}
-    for directory, store in stores.items():
-        for finding in store.findings.values():
-            groups.setdefault(_key(stores, finding), []).append((directory, finding))
-    for group in groups.values():
-        group.sort(key=lambda item: (not item[1].reduction.get("confirmed"), bool(item[1].known_from),
-                                     item[1].first_seen, str(item[0])))
-    return groups

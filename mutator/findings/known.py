@@ -201,11 +201,3 @@ def mark(finding: Finding, known: KnownBugs, *, directory: Path | None = None) -
     if match is not None:
         finding.known = match.as_json()
     return bool(finding.known)
-
-
-def markdown_lines(match: Match | dict[str, str] | None) -> list[str]:
-    """report.md's line saying the bug was filed before, when it was."""
-    if not match:
-        return []
-    where, by = (match.where, match.by) if isinstance(match, Match) else (match.get("where", ""), match.get("by", ""))
-    return [f"Known: filed before in `{where}` (same {by}); not new.", ""]

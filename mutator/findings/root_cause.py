@@ -142,12 +142,3 @@ def groups(findings: Iterable[tuple[str, Finding]]) -> list[Group]:
         pieces.setdefault(root(i), []).append(m)
     together = [piece for piece in pieces.values() if len(piece) > 1]
     return [Group(f"R{n}", tuple(piece)) for n, piece in enumerate(together, start=1)]
-
-
-def markdown_lines(group: Group | None, key: str) -> list[str]:
-    """report.md's "Same root cause as" line for the finding stored under `key`."""
-    if group is None:
-        return []
-    others = "; ".join(f"`{m.key}` ({m.finding.signature.describe()})" for m in group.others(key))
-    return [f"Same root cause as: {others} (group {group.name}: the reduced programs differ only where they fail; "
-            "kept as separate findings).", ""]

@@ -16,14 +16,14 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from mutator.core.verdict import Verdict
 from mutator.findings.finding import Finding
-
+from mutator.findings.known import Match
 from mutator.findings.readme import ablation_table
-
+from mutator.findings.root_cause import Group
 from mutator.findings.signature import SEVERITY
 from mutator.mutation.operator import family_of
 from mutator.report import matters
-from mutator.core.verdict import Verdict
 
 LABELS = ("oncall: pt2", "module: dynamo", "topic: fuzzer")
 _VERSIONS_SCRIPT = r"""
@@ -184,3 +184,20 @@ def summary_row(finding: Finding) -> dict[str, Any]:
                 repro=bool(reduction.get("repro_reproduces")), ablation=reduction.get("label", ""),
                 taxonomy=taxonomy(finding), merged=len(finding.merged),
                 frontend_bug=finding.signature.verdict.is_frontend_bug)
+
+
+def known_lines(match: Match | dict[str, str] | None) -> list[str]:
+    """report.md's line saying the bug was filed before, when it was."""
+    if not match:
+        return []
+    where, by = (match.where, match.by) if isinstance(match, Match) else (match.get("where", ""), match.get("by", ""))
+    return [f"Known: filed before in `{where}` (same {by}); not new.", ""]
+
+
+def root_cause_lines(group: Group | None, key: str) -> list[str]:
+    """report.md's "Same root cause as" line for the finding reported from `key`."""
+    if group is None:
+        return []
+    others = "; ".join(f"`{m.key}` ({m.finding.signature.describe()})" for m in group.others(key))
+    return [f"Same root cause as: {others} (group {group.name}: the reduced programs differ only where they fail; "
+            "kept as separate findings).", ""]

@@ -18,7 +18,8 @@ from mutator.findings.finding import Finding
 from mutator.findings.signature import Signature
 from mutator.findings.store import FindingStore
 from mutator.campaign.fuzzer import Fuzzer, _Job
-from mutator.findings.known import KnownBugs, KnownError, KnownHits, Match, mark, markdown_lines, reproducer_digests
+from mutator.findings.known import KnownBugs, KnownError, KnownHits, Match, mark, reproducer_digests
+from mutator.report.issue import known_lines
 from mutator.mutation.mutator import Mutator
 from mutator.mutation.registry import all_operators
 from mutator.judge.oracle import Judgement
@@ -121,7 +122,7 @@ def test_a_finding_matches_by_signature_or_reduced_program_but_never_itself(tmp_
     assert known.match(same, directory=tmp_path / "first" / same.directory.replace("c", CRASH.slug())) is None
     assert known.match(Finding(replace(CRASH, part="split1"), "r", "d")).by == "signature"  # a split's base
     assert mark(other, known) and other.known["by"] == "canonical form" and not other.is_new
-    assert markdown_lines(other.known)[0].startswith("Known: filed before in ")
+    assert known_lines(other.known)[0].startswith("Known: filed before in ")
 
 
 def test_known_hits_are_counted_per_signature_saved_and_resumed(tmp_path: Path):

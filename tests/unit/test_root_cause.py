@@ -7,7 +7,8 @@ from __future__ import annotations
 from mutator.findings.finding import Finding
 
 from mutator.findings.signature import Signature
-from mutator.findings.root_cause import canonical_lines, differ_at_one_point, groups, markdown_lines
+from mutator.findings.root_cause import canonical_lines, differ_at_one_point, groups
+from mutator.report.issue import root_cause_lines
 
 GRADS = '''\
 import torch
@@ -81,9 +82,9 @@ def test_groups_are_connected_pieces_of_confirmed_reductions():
     [group] = groups([crash, mismatch, printed, unconfirmed, other, unparsable])
     assert group.name == "R1" and [m.key for m in group.members] == ["findings/crash", "findings/mismatch",
                                                                      "findings/printed"]
-    line = markdown_lines(group, "findings/crash")[0]
+    line = root_cause_lines(group, "findings/crash")[0]
     assert line.startswith("Same root cause as: `findings/mismatch` (MISMATCH / mismatch); `findings/printed`")
-    assert "findings/crash`" not in line and markdown_lines(None, "x") == []
+    assert "findings/crash`" not in line and root_cause_lines(None, "x") == []
 
 
 def test_the_same_signature_twice_is_a_merge_not_a_group():
