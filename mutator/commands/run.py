@@ -11,11 +11,21 @@ from rich.console import Console
 from rich.table import Table
 
 from mutator.judge.check import Checker, CheckResult, CheckTask
-from mutator.judge.as_json import check_to_json, verdict_style
+from mutator.judge.as_json import check_to_json
 from mutator.commands.common import EXIT_FINDINGS, EXIT_USAGE, open_executor, ray_option, run_config, run_options
 from mutator.commands.progress import progress
 from mutator.exec import ExecutorError
 from mutator.core.program import load_programs
+from mutator.core.verdict import Verdict
+
+_STYLES = {  # a verdict's colour in the table: bugs in red, the low-severity kinds in magenta
+    Verdict.PASS: "green",
+    Verdict.INVALID: "dim",
+    Verdict.UNSTABLE: "yellow",
+    Verdict.FULLGRAPH_BREAK: "magenta",
+    Verdict.SPECIALIZATION: "magenta",
+    Verdict.BACKEND_FAILURE: "magenta",
+}
 
 
 @click.command()
@@ -79,7 +89,7 @@ def _print_table(console: Console, results: list[CheckResult]) -> None:
     table.add_column("reason", overflow="fold", ratio=1)
     table.add_column("time", justify="right")
     for r in results:
-        table.add_row(r.program.name, f"[{verdict_style(r.verdict)}]{r.verdict.name}[/]",
+        table.add_row(r.program.name, f"[{_STYLES.get(r.verdict, 'bold red')}]{r.verdict.name}[/]",
                       r.reason, f"{r.seconds:.2f}s")
     console.print(table)
     counts: dict[str, int] = {}

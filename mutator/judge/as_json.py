@@ -1,5 +1,4 @@
-"""Check results as JSON (`check_to_json`, what `mutate run --json` prints) and the colour
-of a verdict in `mutate run`'s table (`verdict_style`).
+"""Check results as JSON (`check_to_json`, what `mutate run --json` prints).
 
 Field names in `check_to_json` are a stable interface (DESIGN.md, "Names and
 machine-readable output"): add fields, never rename them.
@@ -12,21 +11,6 @@ from typing import Any
 from mutator.judge.check import CheckResult
 from mutator.core.observation import ExecResult
 from mutator.core.values import ExceptionInfo
-from mutator.core.verdict import Verdict
-
-_STYLES = {
-    Verdict.PASS: "green",
-    Verdict.INVALID: "dim",
-    Verdict.UNSTABLE: "yellow",
-    Verdict.FULLGRAPH_BREAK: "magenta",
-    Verdict.SPECIALIZATION: "magenta",
-    Verdict.BACKEND_FAILURE: "magenta",
-}
-
-
-def verdict_style(verdict: Verdict) -> str:
-    return _STYLES.get(verdict, "bold red")
-
 
 def check_to_json(result: CheckResult) -> dict[str, Any]:
     judgement = result.judgement
