@@ -38,6 +38,15 @@ def run_config(*, backend: str, timeout: float, memory_mb: int, no_sandbox: bool
     return RunConfig(backend=backend, timeout=timeout, memory_mb=memory_mb, sandbox="off" if no_sandbox else "on")
 
 
+def python_option(f):  # type: ignore[no-untyped-def]
+    """`--python PATH`: the workers' interpreter, so that the torch under test can be another
+    environment's (a nightly's venv, a source build) than the driver's."""
+    return click.option("--python", "python", type=click.Path(dir_okay=False), default=None, metavar="PATH",
+                        help="Run the workers with this Python interpreter (its torch is the one under test; it "
+                             "needs this package's dependencies: pip install -e THIS_REPO there). Default: this "
+                             "command's own interpreter.")(f)
+
+
 LOCAL_RAY = "local"
 
 
@@ -51,19 +60,22 @@ def ray_option(f):  # type: ignore[no-untyped-def]
 
 
 def open_executor(*, jobs: int | None, config: RunConfig, coverage: tuple[str, ...] = (),
-                  ray_address: str | None = None) -> Any:
-    """The executor of a command: the local pool, or Ray actors with `--ray`. A Ray that is
-    missing or unreachable ends the command with a one-line error."""
-    if ray_address is None:
-        from mutator.exec.pool import WorkerPool
-
-        return WorkerPool(workers=jobs, config=config, coverage=coverage)
-    from mutator.exec.ray import RayExecutor, RayUnavailable
+                  ray_address: str | None = None, python: str | None = None) -> Any:
+    """The executor of a command: the local pool, or Ray actors with `--ray`, their workers
+    run by `python` (default: this interpreter). A Ray that is missing or unreachable, or an
+    interpreter that cannot run the workers, ends the command with a one-line error."""
+    from mutator.exec import ExecutorError
 
     try:
+        if ray_address is None:
+            from mutator.exec.pool import WorkerPool
+
+            return WorkerPool(workers=jobs, config=config, coverage=coverage, python=python or sys.executable)
+        from mutator.exec.ray import RayExecutor
+
         return RayExecutor(address=None if ray_address == LOCAL_RAY else ray_address, workers=jobs, config=config,
-                           coverage=coverage)
-    except RayUnavailable as exc:
+                           coverage=coverage, python=python)
+    except ExecutorError as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(EXIT_USAGE)
 

@@ -12,7 +12,9 @@ from rich.table import Table
 
 from mutator.judge.check import Checker, CheckResult, CheckTask
 from mutator.judge.as_json import check_to_json
-from mutator.commands.common import EXIT_FINDINGS, EXIT_USAGE, open_executor, ray_option, run_config, run_options
+from mutator.commands.common import (EXIT_FINDINGS, EXIT_USAGE, open_executor, python_option, ray_option, run_config,
+                                     run_options)
+from mutator.core.build import Build
 from mutator.commands.progress import progress
 from mutator.exec import ExecutorError
 from mutator.core.program import load_programs
@@ -31,10 +33,11 @@ _STYLES = {  # a verdict's colour in the table: bugs in red, the low-severity ki
 @click.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True))
 @ray_option
+@python_option
 @run_options
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON array instead of a table.")
-def run(paths: tuple[str, ...], ray_address: str | None, backend: str, timeout: float, memory_mb: int,
-        jobs: int | None, no_sandbox: bool, as_json: bool) -> None:
+def run(paths: tuple[str, ...], ray_address: str | None, python: str | None, backend: str, timeout: float,
+        memory_mb: int, jobs: int | None, no_sandbox: bool, as_json: bool) -> None:
     """Judge each program (files or directories): does torch.compile get it right?
 
     Exit status: 0 when no program has a bug verdict, 1 when at least one has, 2 for
@@ -49,9 +52,9 @@ def run(paths: tuple[str, ...], ray_address: str | None, backend: str, timeout: 
         sys.exit(EXIT_USAGE)
     config = run_config(backend=backend, timeout=timeout, memory_mb=memory_mb, no_sandbox=no_sandbox)
     try:
-        with open_executor(jobs=jobs, config=config, ray_address=ray_address) as executor:
+        with open_executor(jobs=jobs, config=config, ray_address=ray_address, python=python) as executor:
             results = _check_all(Checker(executor), programs, show_progress=not as_json)
-            layer = executor.sandbox()
+            layer, build = executor.sandbox(), executor.build
     except ExecutorError as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(EXIT_USAGE)
@@ -59,10 +62,11 @@ def run(paths: tuple[str, ...], ray_address: str | None, backend: str, timeout: 
         console.print("interrupted")
         sys.exit(130)
     if as_json:
-        click.echo(json.dumps([{**check_to_json(r), "sandbox": layer} for r in results], indent=2))
+        sides = dict(sandbox=layer, torch=build.as_json(), driver=Build.driver().as_json())
+        click.echo(json.dumps([{**check_to_json(r), **sides} for r in results], indent=2))
     else:
         _print_table(Console(width=None if sys.stdout.isatty() else 200), results)
-        console.print(f"sandbox: {layer}")
+        console.print(f"sandbox: {layer}; {build.describe()}")
     if any(r.verdict.is_finding for r in results):
         sys.exit(EXIT_FINDINGS)
     if errors:

@@ -23,7 +23,9 @@ from dataclasses import dataclass
 from typing import IO
 
 from mutator.judge.check import NORMAL, CheckReply, CheckTask
+from mutator.core.build import Build
 from mutator.exec import ExecutorError, sandbox, wire
+from mutator.exec.interpreter import InterpreterError, check_interpreter, package_root
 from mutator.exec.protocol import CheckJob, Done, Job, Ready, Stop
 from mutator.core.observation import ExecResult, Mode, Outcome, RunConfig
 from mutator.core.program import Program
@@ -63,6 +65,10 @@ class WorkerPool:
         # One snapshot for every worker, restarts included: eager and compiled runs (different
         # workers) must see the same environment, whatever the parent's changed since.
         self.environment = _worker_environment()
+        try:
+            check_interpreter(python, self.environment)  # another interpreter: what it lacks, in a line, now
+        except InterpreterError as exc:
+            raise PoolError(str(exc)) from None
         # (priority, order, run): lower priorities first, first come first served within one
         self._queue: queue.PriorityQueue[tuple[int, int, _Pending | None]] = queue.PriorityQueue()
         self._ids = itertools.count()
@@ -133,6 +139,11 @@ class WorkerPool:
         from mutator.exec.sandbox import describe
 
         return describe(self.config.sandbox, [ready.sandbox for ready in self.ready])
+
+    @property
+    def build(self) -> Build:
+        """The torch under test and the Python running it, as the first ready worker said."""
+        return self.ready[0].build if self.ready else Build()
 
     def health(self) -> list[str]:
         """One word per worker: starting, idle, busy, restarting, stopped."""
@@ -319,6 +330,5 @@ class _Worker:
 def _worker_environment() -> dict[str, str]:
     """The scrubbed environment, able to import this very copy of the package."""
     env = sandbox.scrubbed_environment()
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH", "")) if p)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root(), env.get("PYTHONPATH", "")) if p)
     return env

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from mutator.core.build import Build
 from mutator.judge.check import CheckReply, CheckTask
 from mutator.core.observation import ExecResult, Mode, RunConfig
 from mutator.core.program import Program
@@ -50,9 +51,14 @@ class Ready:
     """Sent once by a worker after warm-up."""
 
     pid: int
-    torch_version: str
+    build: Build  # the torch under test and the Python running it
     warmup_seconds: float
     sandbox: str = ""  # the best confinement this worker offers (mutator.exec.sandbox.available)
+    notes: tuple[str, ...] = ()  # what the runtime cannot do on this torch, a line each
+
+    @property
+    def torch_version(self) -> str:
+        return self.build.torch
 
 
 @dataclass(frozen=True, slots=True)

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mutator.judge.check import NORMAL, CheckReply, CheckTask
+from mutator.core.build import Build
 from mutator.exec import ExecutorError
 from mutator.exec.protocol import CheckJob, Job, Ready
 from mutator.core.observation import ExecResult, Mode, Outcome, RunConfig
@@ -82,10 +83,13 @@ class RayExecutor:
     """Run programs and check tasks in warm Ray actors: `submit`, `submit_check` as `WorkerPool`."""
 
     def __init__(self, *, address: str | None = None, workers: int | None = None, config: RunConfig | None = None,
-                 coverage: tuple[str, ...] = (), init: dict[str, Any] | None = None) -> None:
+                 coverage: tuple[str, ...] = (), init: dict[str, Any] | None = None,
+                 python: str | None = None) -> None:
         """`address`: a cluster's ("ray://head:10001", "auto"); None starts a local instance
         (or joins the one RAY_ADDRESS names). `workers`: actors (default: the cluster's CPUs).
-        `init`: more `ray.init` arguments (tests pass `num_cpus`)."""
+        `init`: more `ray.init` arguments (tests pass `num_cpus`). `python`: the actors'
+        interpreter (Ray's `py_executable`; it needs Ray, torch and this package's
+        dependencies, on every node), default the cluster's."""
         try:
             import ray
         except ImportError:
@@ -111,6 +115,9 @@ class RayExecutor:
             _raylet_messages_to_stderr()
         self.size = workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
         actor_class = ray.remote(num_cpus=1, max_restarts=-1, max_task_retries=0)(WorkerActor)
+        if python is not None:
+            actor_class = actor_class.options(runtime_env={"py_executable": python,
+                                                           "env_vars": dict(ACTOR_ENVIRONMENT)})
         self._actors = [_Actor(actor_class.remote(self.coverage)) for _ in range(self.size)]
         self._queue: list[_Pending] = []
         self._ids = itertools.count()
@@ -144,6 +151,11 @@ class RayExecutor:
         from mutator.exec.sandbox import describe
 
         return describe(self.config.sandbox, [ready.sandbox for ready in self.ready])
+
+    @property
+    def build(self) -> Build:
+        """The torch under test and the Python running it, as the first ready actor said."""
+        return self.ready[0].build if self.ready else Build()
 
     def health(self) -> list[str]:
         return [actor.state for actor in self._actors]

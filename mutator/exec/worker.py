@@ -25,6 +25,7 @@ import time
 import traceback
 from typing import Any
 
+from mutator.core.build import Build
 from mutator.exec import sandbox, wire
 from mutator.core.observation import CallRecord, ExecResult, Mode, Observation, Outcome
 from mutator.judge.check import CheckReply, CheckTask, first_pass, report_coverage
@@ -150,7 +151,7 @@ def warm_up(coverage_includes: tuple[str, ...] = ()) -> Ready:
     sandbox.become_subreaper()  # what escapes a run's process group comes back to us (_reap)
     gc.collect()
     gc.freeze()  # children then do not touch (and copy) the warm heap when they collect
-    return Ready(pid=os.getpid(), torch_version=torch.__version__, warmup_seconds=time.perf_counter() - started,
+    return Ready(pid=os.getpid(), build=Build.of_torch(torch), warmup_seconds=time.perf_counter() - started,
                  sandbox=_offered())
 
 
