@@ -57,6 +57,11 @@ class CampaignConfig:
     max_stack: int = 3
     llm: dict[str, Any] | None = None  # the LLM's public settings (model, endpoint, budgets; never the key)
     sandbox: str = ""  # the confinement of the latest session's runs ("landlock ABI 7", "audit hooks", "off")
+    # the torch under test (`mutator.core.build.Build` as JSON) and the interpreter --python named, if one:
+    # a resumed campaign runs on the same torch (its coverage map is of that torch's lines)
+    torch: dict[str, Any] | None = None
+    python: str | None = None
+    driver: dict[str, Any] | None = None  # the driver's Python, latest session
     created: float = field(default_factory=time.time)
     format: int = FORMAT_VERSION
 

@@ -19,7 +19,9 @@ from rich.console import Console
 
 from mutator.campaign.directory import Campaign, CampaignConfig, CampaignError
 from mutator.judge.check import Checker
-from mutator.commands.common import EXIT_USAGE, Duration, open_executor, ray_option, run_config, run_options
+from mutator.commands.common import (EXIT_USAGE, Duration, open_executor, python_option, ray_option, run_config,
+                                     run_options)
+from mutator.core.build import Build
 from mutator.campaign.corpus import Corpus
 from mutator.exec import ExecutorError
 from mutator.findings.store import FindingStore
@@ -75,14 +77,15 @@ CAMPAIGN_OPTIONS = ("corpus_dirs", "backend", "schedule", "seed", "timeout", "me
                    "a finding that reduces to one of their programs is marked known. A resumed campaign keeps the "
                    "ones it had.")
 @ray_option
+@python_option
 @run_options
 @click.pass_context
 def fuzz(ctx: click.Context, corpus_dirs: tuple[str, ...], out: Path, duration: float | None, max_execs: int | None,
          schedule: str, seed: int, resume: bool, no_ui: bool, coverage_include: tuple[str, ...], no_reduce: bool,
          reduce_share: float, no_repair: bool, no_llm: bool, llm_model: str | None, llm_budget_calls: int | None,
          llm_budget_tokens: int | None, sync_dir: Path | None, instance: str | None, sync_every: float,
-         known_paths: tuple[Path, ...], ray_address: str | None, backend: str, timeout: float, memory_mb: int, jobs: int | None,
-         no_sandbox: bool) -> None:
+         known_paths: tuple[Path, ...], ray_address: str | None, python: str | None, backend: str, timeout: float,
+         memory_mb: int, jobs: int | None, no_sandbox: bool) -> None:
     """Fuzz torch.compile: mutate the corpus, keep what reaches new Dynamo code, file findings.
 
     Invalid mutants are repaired by rules; with an LLM endpoint in the environment
@@ -120,14 +123,17 @@ def fuzz(ctx: click.Context, corpus_dirs: tuple[str, ...], out: Path, duration: 
     run = run_config(backend=config.backend, timeout=config.timeout, memory_mb=config.memory_mb,
                      no_sandbox=no_sandbox)
     console = Console(stderr=True)
-    with open_executor(jobs=jobs, config=run, coverage=config.coverage, ray_address=ray_address) as pool:
+    python = python or config.python  # a resumed campaign runs its workers where it did
+    with open_executor(jobs=jobs, config=run, coverage=config.coverage, ray_address=ray_address, python=python) as pool:
         try:
-            ready = pool.wait_ready()
+            pool.wait_ready()
+            _refuse_other_torch(campaign, pool.build)
         except ExecutorError as exc:
             click.echo(f"error: {exc}", err=True)
             sys.exit(EXIT_USAGE)
-        torch_version = ready[0].torch_version if ready else ""
-        campaign.save_config(config := dataclasses.replace(config, sandbox=pool.sandbox()))
+        torch_version = pool.build.describe()
+        campaign.save_config(config := dataclasses.replace(config, sandbox=pool.sandbox(), torch=pool.build.as_json(),
+                                                           python=python, driver=Build.driver().as_json()))
         fuzzer = build_fuzzer(campaign, pool, torch_version)
         for problem in [*campaign.problems, *fuzzer.store.unreadable]:
             click.echo(f"warning: {problem}", err=True)
@@ -275,6 +281,16 @@ def build_fuzzer(campaign: Campaign, executor, torch_version: str, *, checker=No
     fuzzer.restore(campaign.load_stats())
     fuzzer.rng = random.Random(f"{config.seed}/{fuzzer.stats.execs}")  # a resumed session does not replay
     return fuzzer
+
+
+def _refuse_other_torch(campaign: Campaign, build: Build) -> None:
+    """A resumed campaign's coverage map and findings are of the torch it began on: another
+    torch in the workers is a new campaign, not a session of this one."""
+    began = Build.from_json(campaign.config.torch) if campaign.config.torch else None
+    if began is not None and (began.torch, began.git) != (build.torch, build.git):
+        raise ExecutorError(f"{campaign.root} was fuzzed on {began.describe()} ({began.executable}); these workers "
+                            f"run {build.describe()} ({build.executable}): resume with --python {began.executable}, "
+                            "or start a new campaign with another --out")
 
 
 def _refuse_changed_options(ctx: click.Context, out: Path) -> None:

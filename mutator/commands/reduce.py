@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 from rich.console import Console
 
-from mutator.commands.common import EXIT_USAGE, run_config, run_options
+from mutator.commands.common import EXIT_USAGE, python_option, run_config, run_options
 from mutator.findings.readme import matters_summary
 from mutator.exec.pool import PoolError, WorkerPool
 
@@ -28,10 +28,11 @@ from mutator.exec.pool import PoolError, WorkerPool
 @click.option("--variants", type=click.IntRange(min=0), default=0, show_default=True,
               help="For a finding directory: also reduce up to N of its variants (other triggers); those that "
                    "reduce to another bug are split off into findings of their own (DIR-splitN).")
+@python_option
 @run_options
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object per target.")
 def reduce(targets: tuple[Path, ...], out: Path | None, time_limit: float | None, no_ablation: bool,
-           matters_budget: int | None, variants: int,
+           matters_budget: int | None, variants: int, python: str | None,
            backend: str, timeout: float, memory_mb: int, jobs: int | None, no_sandbox: bool, as_json: bool) -> None:
     """Reduce findings: program files, or finding directories (their smallest.py).
 
@@ -50,8 +51,9 @@ def reduce(targets: tuple[Path, ...], out: Path | None, time_limit: float | None
     config = run_config(backend=backend, timeout=timeout, memory_mb=memory_mb, no_sandbox=no_sandbox)
     outcomes = []
     try:
-        with WorkerPool(workers=jobs, config=config) as pool:
-            torch_version = pool.wait_ready()[0].torch_version
+        with WorkerPool(workers=jobs, config=config, python=python or sys.executable) as pool:
+            pool.wait_ready()
+            torch_version = pool.build.describe()
             reducer = Targets(pool, workers=pool.size, config=config, torch_version=torch_version,
                               time_limit=time_limit, ablate=not no_ablation,
                               matters_budget=matters.DEFAULT_BUDGET if matters_budget is None else matters_budget)

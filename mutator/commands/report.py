@@ -13,7 +13,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from mutator.commands.common import EXIT_USAGE, run_config, run_options
+from mutator.commands.common import EXIT_USAGE, python_option, run_config, run_options
 from mutator.core.program import Program
 from mutator.exec.pool import PoolError, WorkerPool
 from mutator.findings import known as known_bugs
@@ -31,10 +31,12 @@ from mutator.report.issue import collect_versions
               help="Bugs filed before (repeatable): a campaign directory, a findings folder, a finding directory or "
                    "a folder of reproducer .py files. Findings with their signature or reduced program are listed "
                    "as known, after the new ones.")
+@python_option
 @run_options
 @click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON (stable field names).")
 def report(campaign_dirs: tuple[Path, ...], out: Path | None, no_ablation: bool, known_paths: tuple[Path, ...],
-           backend: str, timeout: float, memory_mb: int, jobs: int | None, no_sandbox: bool, as_json: bool) -> None:
+           python: str | None, backend: str, timeout: float, memory_mb: int, jobs: int | None, no_sandbox: bool,
+           as_json: bool) -> None:
     """Issue-ready reports of a campaign's distinct findings: a table, and report.md per finding.
 
     Given several campaign directories (the instances of a synced campaign), each
@@ -63,7 +65,7 @@ def report(campaign_dirs: tuple[Path, ...], out: Path | None, no_ablation: bool,
     if missing and not no_ablation:
         config = run_config(backend=backend, timeout=timeout, memory_mb=memory_mb, no_sandbox=no_sandbox)
         try:
-            with WorkerPool(workers=jobs, config=config) as pool:
+            with WorkerPool(workers=jobs, config=config, python=python or campaigns.python()) as pool:
                 pool.wait_ready()
                 for reported in missing:
                     click.echo(f"ablation: {reported.directory}", err=True)
@@ -75,7 +77,7 @@ def report(campaign_dirs: tuple[Path, ...], out: Path | None, no_ablation: bool,
         except PoolError as exc:
             click.echo(f"error: {exc}", err=True)
             sys.exit(EXIT_USAGE)
-    rows = write_reports(campaigns, known=known, versions=collect_versions(), out=out)
+    rows = write_reports(campaigns, known=known, versions=collect_versions(python or campaigns.python()), out=out)
     if as_json:
         click.echo(json.dumps(rows, indent=2))
         return

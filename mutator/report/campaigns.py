@@ -5,6 +5,8 @@ the members of a root-cause group together; one report.md each, one summary row 
 
 from __future__ import annotations
 
+import os
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -41,6 +43,19 @@ class Campaigns:
     def __init__(self, campaign_dirs: tuple[Path, ...] | list[Path]) -> None:
         self.dirs = tuple(campaign_dirs)
         self.stores = {campaign_dir: FindingStore(campaign_dir) for campaign_dir in self.dirs}
+
+    def python(self) -> str:
+        """The interpreter whose torch the first campaign was fuzzed on, where it is still there
+        (its campaign.json says), else this one."""
+        for campaign_dir in self.dirs:
+            try:
+                torch = storage.read_json(campaign_dir / "campaign.json").get("torch") or {}
+            except (storage.StorageError, OSError):
+                continue
+            executable = torch.get("executable", "")
+            if executable and os.access(executable, os.X_OK):
+                return executable
+        return sys.executable
 
     @property
     def problems(self) -> list[str]:
