@@ -1,4 +1,4 @@
-"""Features: what the fuzzer counts as "new", as 63-bit integers (DESIGN.md, "Coverage").
+"""Features: what the fuzzer counts as "new", as 63-bit integers (docs/design.md, "Coverage").
 
 Two kinds share one integer space. Arc features (top bit clear) are line transitions
 inside the traced torch directories, recorded by the worker's tracer in the compiled

@@ -1,4 +1,4 @@
-"""What one run of a program observed, as frozen data (DESIGN.md, "Programs", "Execution").
+"""What one run of a program observed, as frozen data (docs/design.md, "Programs", "Execution").
 
 Everything here is torch-free and picklable: a forked child builds it, its worker sends
 it to the parent, the oracle compares two of them.

@@ -1,4 +1,4 @@
-"""Programs: one Python source file in harness form or script form (DESIGN.md, "Programs").
+"""Programs: one Python source file in harness form or script form (docs/design.md, "Programs").
 
 This module only parses; it never imports torch, so the parent process can load and
 validate a whole corpus cheaply.

@@ -8,7 +8,7 @@ from enum import IntEnum
 class Verdict(IntEnum):
     """The outcome of judging a program's compiled run against its eager run.
 
-    The order is the taxonomy's (see TAXONOMY.md, "Symptoms"): first the outcomes that are
+    The order is the taxonomy's (see mutator/llm/taxonomy.md, "Symptoms"): first the outcomes that are
     not reported, then the bug kinds, then the low-severity and out-of-scope findings.
     """
 

@@ -1,5 +1,5 @@
 """`WorkerPool`: warm worker processes on this machine that run programs in isolation
-(DESIGN.md, "Execution"), the local executor.
+(docs/design.md, "Execution"), the local executor.
 
 The parent never imports torch. Each worker is `python -m mutator.exec.worker`; a thread per
 worker feeds it runs and check tasks from one queue. A worker that dies or wedges is

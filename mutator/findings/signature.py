@@ -17,7 +17,7 @@ from mutator.judge.check import CheckResult
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.]+")
 
-SEVERITY = {  # TAXONOMY.md, "Symptoms": what is not a frontend bug is kept apart
+SEVERITY = {  # mutator/llm/taxonomy.md, "Symptoms": what is not a frontend bug is kept apart
     Verdict.FULLGRAPH_BREAK: "low: Dynamo refuses a graph break where the program asked for none (fullgraph=True, "
                              "nopython=True or error_on_graph_break(True)): a graph break, not a wrong result",
     Verdict.SPECIALIZATION: "low: specialisation Dynamo documents (recompiles on a Python scalar or attribute that "

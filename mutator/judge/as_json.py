@@ -1,6 +1,6 @@
 """Check results as JSON (`check_to_json`, what `mutate run --json` prints).
 
-Field names in `check_to_json` are a stable interface (DESIGN.md, "Names and
+Field names in `check_to_json` are a stable interface (docs/design.md, "Names and
 machine-readable output"): add fields, never rename them.
 """
 

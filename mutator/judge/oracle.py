@@ -1,4 +1,4 @@
-"""The oracle: judge a compiled run against an eager run (TAXONOMY.md, "Symptoms").
+"""The oracle: judge a compiled run against an eager run (mutator/llm/taxonomy.md, "Symptoms").
 
 Pure and torch-free: it reads two `ExecResult`s (and optionally a float64 reference run)
 and returns a `Judgement`. Running, re-running and confirming is `mutator.judge.check`'s job.

@@ -1,4 +1,4 @@
-"""Recompile storms that mean something (TAXONOMY.md, G1, and "Symptoms").
+"""Recompile storms that mean something (mutator/llm/taxonomy.md, G1, and "Symptoms").
 
 Dynamo recompiling is not a bug by itself: guards specialise on Python scalars, tuples
 and class attributes, on the identity of objects, on values computed after a graph

@@ -1,4 +1,4 @@
-"""Repair of invalid mutants (DESIGN.md, "Repair"): rules first, then, where configured, an LLM.
+"""Repair of invalid mutants (docs/design.md, "Repair"): rules first, then, where configured, an LLM.
 
 A mutant whose eager run fails is no test of the compiler; often a small edit makes it
 one again without undoing what the operator did (an import it needs, a tensor size made
