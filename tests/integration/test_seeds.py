@@ -41,10 +41,14 @@ def test_every_seed_is_valid_and_stable(seed_results):
     assert bad == {}
 
 
-def test_findings_are_exactly_the_known_ones(seed_results):
+def test_findings_are_exactly_the_known_ones(seed_results, pool):
+    """Per torch release: Dynamo fixes bugs (2.14 passes a crash of 2.13) and changes how others show."""
+    release = ".".join(pool.build.torch.split(".")[:2])
     known = json.loads((SEEDS / "known_findings.json").read_text())
+    assert release in known, (f"seeds/known_findings.json lists no findings for torch {release}: judge the seeds "
+                              "on it (mutate run seeds/) and add what they find")
     found = {name: r.verdict.name for name, r in seed_results.items() if r.verdict is not Verdict.PASS}
-    assert found == known
+    assert found == known[release]
 
 
 def test_every_seed_starts_with_its_class_docstring():
