@@ -1,0 +1,248 @@
+"""How many distinct bugs a CPU-hour buys, measured as FuzzBench measures fuzzers.
+
+    python bench/yield.py --config guided --config unguided [--trials 3] [--cpu-minutes 15]
+                          [--corpus seeds --corpus HARVESTED] [--known DIR ...] [--out DIR]
+                          [--parallel 2] [--python PATH]
+
+Each configuration runs `--trials` campaigns (`mutate fuzz`, RNG seeds 1..N) for the same
+CPU budget (one worker each, `--parallel` trials at a time: a trial's CPU-minutes are its
+wall-clock minutes). Afterwards every frontend finding of every trial is reduced (`mutate
+reduce`, with what matters), and each trial is counted: distinct root causes (its findings'
+confirmed reduced programs by canonical form, then those of one signature kind whose
+what-matters analyses found the same constructs needed taken as one), how many of them are
+new against `--known` (a finding known by signature, or reduced to a known program, is not:
+what a returning user sees), frontend signatures, arcs of `torch/_dynamo`. Printed: mean,
+standard deviation, min and max per configuration, side by side; the discovery curve (distinct
+root causes against CPU-minutes, each trial's, from when each root cause's first finding was
+found) as a PNG; and, last, `yield guided/unguided = R` on distinct reduced root causes.
+
+Configurations (`--config NAME`, repeatable; `NAME=FLAGS` defines one of your own):
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import statistics
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from mutator.findings.canonical import canonical_digest  # noqa: E402
+from mutator.findings.known import KnownBugs  # noqa: E402
+from mutator.findings.signature import Signature  # noqa: E402
+from mutator.findings.store import FindingStore  # noqa: E402
+from mutator.reduce.split import needed_constructs  # noqa: E402
+
+CONFIGS = {  # name -> the extra flags of `mutate fuzz`
+    "guided": [],  # today's default
+    "unguided": ["--schedule", "uniform", "--no-feedback"],  # uniform choice, nothing kept beyond the seeds
+    "no-splice": ["--no-splice"],
+    "fast": ["--schedule", "fast"],
+}
+__doc__ += "".join(f"    {name:12} mutate fuzz {' '.join(flags) or '(as shipped)'}\n" for name, flags in CONFIGS.items())
+
+
+@dataclass
+class Trial:
+    config: str
+    seed: int
+    directory: Path
+    wall_seconds: float = 0.0
+    returncode: int | None = None
+    causes: list[dict[str, Any]] = field(default_factory=list)  # one per distinct root cause, earliest finding's time
+    frontend_signatures: int = 0
+    arcs: int = 0
+    execs: int = 0
+    unreduced: int = 0  # frontend findings whose reduction did not confirm (counted by signature)
+
+    @property
+    def new_causes(self) -> int:
+        return sum(1 for cause in self.causes if not cause["known"])
+
+
+def mutate(python: str) -> list[str]:
+    return [python, str(ROOT / "cli.py")]
+
+
+def run_trial(trial: Trial, *, flags: list[str], corpus: list[str], seconds: float, python: str,
+              worker_python: str | None) -> Trial:
+    command = [*mutate(python), "fuzz", "--out", str(trial.directory), "--time", f"{seconds:.0f}s", "-j", "1",
+               "--seed", str(trial.seed), "--no-ui", "--no-reduce", "--no-llm",
+               *[arg for path in corpus for arg in ("--corpus", path)], *flags,
+               *(["--python", worker_python] if worker_python else [])]
+    started = time.monotonic()
+    with open(trial.directory.with_suffix(".log"), "w") as log:
+        trial.returncode = subprocess.run(command, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT).returncode
+    trial.wall_seconds = time.monotonic() - started
+    return trial
+
+
+def reduce_trial(trial: Trial, *, python: str, worker_python: str | None, jobs: int, time_limit: float) -> None:
+    """Reduce the trial's frontend findings (once: a finding reduced before is left alone)."""
+    store = FindingStore(trial.directory)
+    todo = [trial.directory / f.directory for f in store.findings.values()
+            if f.signature.verdict.is_frontend_bug and not f.reduction]
+    if not todo:
+        return
+    command = [*mutate(python), "reduce", *map(str, todo), "--time-limit", f"{time_limit:.0f}", "--no-ablation",
+               "--matters-budget", "12", "-j", str(jobs), "--json",
+               *(["--python", worker_python] if worker_python else [])]
+    with open(trial.directory.with_suffix(".reduce.log"), "w") as log:
+        subprocess.run(command, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT)
+
+
+def count_trial(trial: Trial, known: KnownBugs | None) -> None:
+    """Distinct root causes of one trial, from its finding directories (after reduction)."""
+    store = FindingStore(trial.directory)
+    frontend = [f for f in store.findings.values() if f.signature.verdict.is_frontend_bug]
+    trial.frontend_signatures = len(frontend)
+    try:
+        stats = json.loads((trial.directory / "stats.json").read_text())
+        trial.arcs = int(stats.get("snapshot", {}).get("arcs", 0))
+        trial.execs = int(stats.get("snapshot", {}).get("execs", 0))
+    except (OSError, ValueError):
+        pass
+    by_form: dict[str, dict[str, Any]] = {}
+    for finding in sorted(frontend, key=lambda f: f.first_seen):
+        reduction = finding.reduction
+        if reduction.get("confirmed") and reduction.get("source"):
+            key = "form:" + (reduction.get("canonical") or canonical_digest(reduction["source"]))
+        else:
+            trial.unreduced += 1
+            key = "signature:" + finding.signature.describe()  # unreduced: its own signature stands for it
+        is_known = bool(finding.known) or (known is not None and known.match(
+            finding, directory=trial.directory / finding.directory) is not None)
+        cause = by_form.setdefault(key, dict(key=key, at=finding.first_seen, kind=finding.signature.kind,
+                                             needed=needed_constructs(reduction) if reduction else None,
+                                             signatures=[], known=is_known))
+        cause["signatures"].append(finding.signature.describe())
+        cause["known"] = cause["known"] and is_known
+    trial.causes = _merge_by_what_matters(list(by_form.values()))
+
+
+def _merge_by_what_matters(causes: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Reduced forms of one signature kind whose what-matters analyses needed the same
+    constructs are one root cause (the earliest stands)."""
+    merged: dict[tuple[str, frozenset[str]], dict[str, Any]] = {}
+    out: list[dict[str, Any]] = []
+    for cause in sorted(causes, key=lambda c: c["at"]):
+        if cause["needed"]:
+            group = merged.get((cause["kind"], cause["needed"]))
+            if group is not None:
+                group["signatures"] += cause["signatures"]
+                group["known"] = group["known"] and cause["known"]
+                continue
+            merged[(cause["kind"], cause["needed"])] = cause
+        out.append(cause)
+    return out
+
+
+def summary(values: list[float]) -> str:
+    if not values:
+        return "-"
+    mean = statistics.fmean(values)
+    spread = statistics.stdev(values) if len(values) > 1 else 0.0
+    return f"{mean:6.1f} ± {spread:4.1f} [{min(values):g}-{max(values):g}]"
+
+
+def plot(trials: list[Trial], path: Path, cpu_minutes: float) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axes = plt.subplots(figsize=(8, 5))
+    colours: dict[str, Any] = {}
+    for trial in trials:
+        times = sorted(cause["at"] / 60 for cause in trial.causes)
+        xs, ys = [0.0], [0]
+        for n, minute in enumerate(times, start=1):
+            xs += [minute, minute]
+            ys += [n - 1, n]
+        xs.append(cpu_minutes)
+        ys.append(len(times))
+        colour = colours.setdefault(trial.config, f"C{len(colours)}")
+        axes.plot(xs, ys, color=colour, alpha=0.8, label=trial.config if trial.seed == 1 else None)
+    axes.set_xlabel("CPU-minutes (one worker)")
+    axes.set_ylabel("distinct reduced root causes")
+    axes.set_title("Discovery curve, one line per trial")
+    axes.legend()
+    axes.grid(alpha=0.3)
+    figure.tight_layout()
+    figure.savefig(path, dpi=120)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--config", action="append", default=None,
+                        help="a configuration by name, or NAME=FLAGS (repeatable; default: guided, unguided)")
+    parser.add_argument("--trials", type=int, default=3)
+    parser.add_argument("--cpu-minutes", type=float, default=15.0, help="CPU budget of each trial")
+    parser.add_argument("--corpus", action="append", default=None, help="seeds (repeatable; default: seeds/)")
+    parser.add_argument("--known", action="append", default=[], type=Path,
+                        help="findings filed before (a campaign directory, ...): what is not new")
+    parser.add_argument("--out", type=Path, default=None, help="where the trials' campaign directories go")
+    parser.add_argument("--parallel", type=int, default=max(1, (os.cpu_count() or 2)), help="trials at a time")
+    parser.add_argument("--reduce-jobs", type=int, default=os.cpu_count() or 2)
+    parser.add_argument("--reduce-time-limit", type=float, default=90.0, help="seconds per finding's reduction")
+    parser.add_argument("--python", default=None, help="the workers' interpreter (the torch under test)")
+    parser.add_argument("--count-only", action="store_true", help="count the trials already in --out")
+    args = parser.parse_args()
+    configs: dict[str, list[str]] = {}
+    for spec in args.config or ["guided", "unguided"]:
+        name, _, flags = spec.partition("=")
+        configs[name] = shlex.split(flags) if flags else CONFIGS[name]
+    out = args.out or Path(f"/tmp/mutator-yield-{int(time.time())}")
+    out.mkdir(parents=True, exist_ok=True)
+    trials = [Trial(name, seed, out / f"{name}-{seed}") for seed in range(1, args.trials + 1) for name in configs]
+    python = sys.executable
+    if not args.count_only:
+        with ThreadPoolExecutor(max_workers=args.parallel) as running:
+            for trial in trials:
+                if trial.directory.exists():
+                    sys.exit(f"{trial.directory}: exists; give another --out, or --count-only to count it")
+            list(running.map(lambda t: run_trial(t, flags=configs[t.config], corpus=args.corpus or ["seeds"],
+                                                 seconds=args.cpu_minutes * 60, python=python,
+                                                 worker_python=args.python), trials))
+        for trial in trials:
+            reduce_trial(trial, python=python, worker_python=args.python, jobs=args.reduce_jobs,
+                         time_limit=args.reduce_time_limit)
+    known = KnownBugs.load(args.known) if args.known else None
+    for trial in trials:
+        count_trial(trial, known)
+    print(f"{args.trials} trials per configuration, {args.cpu_minutes:g} CPU-minutes each (one worker), "
+          f"corpus {', '.join(args.corpus or ['seeds'])}" + (f", new against {', '.join(map(str, args.known))}"
+                                                             if args.known else ""))
+    columns = ("root causes", "new causes", "frontend sigs", "arcs", "execs", "unreduced")
+    print(f"{'configuration':14} " + " ".join(f"{c:>26}" for c in columns))
+    means: dict[str, float] = {}
+    for name in configs:
+        mine = [t for t in trials if t.config == name]
+        values = [[len(t.causes) for t in mine], [t.new_causes for t in mine], [t.frontend_signatures for t in mine],
+                  [t.arcs for t in mine], [t.execs for t in mine], [t.unreduced for t in mine]]
+        means[name] = statistics.fmean(values[0]) if mine else 0.0
+        print(f"{name:14} " + " ".join(f"{summary(v):>26}" for v in values))
+    for trial in trials:
+        print(f"  {trial.directory.name}: {len(trial.causes)} root causes ({trial.new_causes} new): "
+              + "; ".join(f"{c['signatures'][0]} at {c['at'] / 60:.1f} min" for c in trial.causes))
+    picture = out / "discovery.png"
+    plot(trials, picture, args.cpu_minutes)
+    print(f"discovery curve: {picture}")
+    others = [name for name in configs if name != "unguided"]
+    for name in sorted(others, key=lambda n: n == "guided") if "unguided" in configs else []:  # guided last
+        print(f"yield {name}/unguided = {means[name] / max(means['unguided'], 1e-9):.2f}"
+              f"  (distinct reduced root causes, same CPU; goal >= 1.5)")
+
+
+if __name__ == "__main__":
+    main()
