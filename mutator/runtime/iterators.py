@@ -7,8 +7,11 @@ value is not compared; what it yields is. Right after a recorded call returns, e
 lazy iterator in its result (the result itself, an item of a tuple or list result, a
 value of a dict result) is consumed, at most `MAX_CONSUMED` items so that an endless
 one cannot hang the run, and the program gets back a generator that yields the same
-items, then raises what consuming raised, then goes on with whatever was left. Every
-run (eager, compiled, float64 reference) does the same.
+items, then ends as the original did: it returns the same value (`StopIteration.value`,
+what `return "finished"` after the yields gives), raises what consuming raised, or goes
+on with whatever was left. Every run (eager, compiled, float64 reference) does the same,
+and what the iterator returned is part of what is compared: a compiled call that hands
+back a `tuple_iterator` where eager returns a generator with a return value loses it.
 
 This moves the generator's own work (its side effects, its prints, the state it
 reads) to the end of the call in the eager run too. That is intended: the compiled
@@ -25,7 +28,7 @@ raised could be asked for more.
 from __future__ import annotations
 
 import types
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,6 +43,12 @@ class Consumed:
     items: tuple[Any, ...]
     error: Exception | None = None  # what the next item raised instead
     unfinished: bool = False  # stopped at the bound with items left
+    returned: Any = None  # the value of the StopIteration that ended it (a generator's `return` value)
+
+    @property
+    def exhausted(self) -> bool:
+        """It ended by returning (so `returned` is what it returned)."""
+        return self.error is None and not self.unfinished
 
 
 def is_lazy_iterator(value: Any) -> bool:
@@ -55,17 +64,18 @@ def consume(iterator: Iterator[Any], *, limit: int = MAX_CONSUMED) -> tuple[Cons
     items: list[Any] = []
     error: Exception | None = None
     finished = False
+    returned: Any = None
     while len(items) < limit:
         try:
             items.append(next(iterator))
-        except StopIteration:
-            finished = True
+        except StopIteration as stop:
+            finished, returned = True, stop.value
             break
         except Exception as exc:  # the program's own error: raised again where the program reaches it
             error = exc
             break
-    consumed = Consumed(tuple(items), error, unfinished=error is None and not finished)
-    return consumed, _replay(consumed.items, error, iterator)
+    consumed = Consumed(tuple(items), error, unfinished=error is None and not finished, returned=returned)
+    return consumed, _replay(consumed, iterator)
 
 
 def materialise(result: Any) -> tuple[Any, Any]:
@@ -108,8 +118,10 @@ def materialise(result: Any) -> tuple[Any, Any]:
     return result, result
 
 
-def _replay(items: tuple[Any, ...], error: Exception | None, rest: Iterator[Any]) -> Iterator[Any]:
-    yield from items
-    if error is not None:
-        raise error
-    yield from rest  # nothing, unless consuming stopped at the bound
+def _replay(consumed: Consumed, rest: Iterator[Any]) -> Generator[Any, None, Any]:
+    yield from consumed.items
+    if consumed.error is not None:
+        raise consumed.error
+    if consumed.exhausted:
+        return consumed.returned
+    return (yield from rest)  # consuming stopped at the bound: the rest, and what it returns

@@ -180,12 +180,17 @@ class _Snapshotter:
         )
 
     def _consumed(self, value: Consumed, path: str, depth: int) -> SeqValue:
-        """What a returned iterator yielded (runtime.iterators), then how it ended if not plainly."""
+        """What a returned iterator yielded (runtime.iterators), then how it ended: what it
+        returned (a generator's `return` value, None for most), what it raised, or that it
+        had more items than were taken."""
         items = tuple(self.take(v, f"{path}[{i}]", depth + 1) for i, v in enumerate(value.items[:MAX_ITEMS]))
         if value.error is not None:
             items += (OpaqueValue("raised", f"{_kind(value.error)}: {_bounded_str(str(value.error))}"),)
         elif value.unfinished:
             items += (OpaqueValue("unfinished", f"more than {len(value.items)} items"),)
+        else:
+            returned = self.take(value.returned, f"{path}.returned", depth + 1)
+            items += (ObjectValue("returned", (("returned", returned),)),)
         return SeqValue("iterator", items, max(0, len(value.items) - MAX_ITEMS))
 
     def _mapping(self, value: Any, path: str, depth: int) -> MapValue:

@@ -27,6 +27,21 @@ def failing_after(k):
     raise ValueError("boom")
 
 
+def finishing(n, value="finished"):
+    yield from range(n)
+    return value
+
+
+def drain(iterator):
+    """The items and the StopIteration value, as a program that checks a generator's return does."""
+    items = []
+    while True:
+        try:
+            items.append(next(iterator))
+        except StopIteration as stop:
+            return items, stop.value
+
+
 class Countdown:
     """A user-defined iterator: a program object, not a lazy value."""
 
@@ -82,6 +97,32 @@ def test_an_exception_while_consuming_is_recorded_and_raised_again_where_the_pro
         next(replay)
     assert raised.value is consumed.error
     assert list(replay) == []
+
+
+def test_the_replay_returns_what_the_original_returned():
+    consumed, replay = consume(finishing(2))
+    assert consumed.items == (0, 1) and consumed.returned == "finished" and consumed.exhausted
+    assert drain(replay) == ([0, 1], "finished")
+
+    def delegating():
+        return (yield from consume(finishing(1, value=[7]))[1])
+
+    assert drain(delegating()) == ([0], [7])  # what `yield from` gives the program
+
+
+def test_a_replay_cut_at_the_bound_returns_what_the_rest_returns():
+    consumed, replay = consume(finishing(5, value="late"), limit=3)
+    assert consumed.unfinished and not consumed.exhausted and consumed.returned is None
+    assert drain(replay) == ([0, 1, 2, 3, 4], "late")
+
+
+def test_an_iterator_that_raised_has_no_return_value_and_its_replay_raises_the_same():
+    consumed, replay = consume(failing_after(1))
+    assert not consumed.exhausted and consumed.returned is None
+    assert next(replay) == 0
+    with pytest.raises(ValueError) as raised:
+        next(replay)
+    assert raised.value is consumed.error
 
 
 def test_the_replay_is_a_generator_that_closes_the_original():
@@ -153,7 +194,7 @@ def test_eager_generator_and_compiled_tuple_iterator_with_the_same_items_agree()
     x = torch.ones(2)
     eager = _snap((gen(x), x * 2))
     compiled = _snap((iter(tuple(gen(x))), x * 2))
-    assert isinstance(eager.items[0], SeqValue) and eager.items[0].kind == "iterator" and len(eager.items[0].items) == 3
+    assert isinstance(eager.items[0], SeqValue) and eager.items[0].kind == "iterator" and len(eager.items[0].items) == 3 + 1  # and its end
     assert compare_observations(Observation(calls=(call(0, result=eager),)),
                                 Observation(calls=(call(0, result=compiled),))) == []
 
@@ -172,9 +213,28 @@ def test_how_an_iterator_ended_is_part_of_its_snapshot():
     endless = _snap(counting([]))
     assert endless.items[-1].kind == "unfinished"
     assert len(endless.items) == MAX_ITEMS + 1 and endless.truncated == MAX_CONSUMED - MAX_ITEMS
+    returned = _snap(finishing(1))
+    assert returned.items[-1].kind == "returned" and returned.items[-1].fields == (("returned", "finished"),)
     found = compare_observations(Observation(calls=(call(0, result=raised),)),
                                  Observation(calls=(call(0, result=_snap(iter([0]))),)))
-    assert found and found[0].aspect == "length"
+    assert [(d.where, d.aspect) for d in found] == [("call 1 (fn) result[1]", "type")]
+
+
+def test_a_return_value_the_compiled_iterator_lost_is_a_divergence():
+    def gen(x):
+        yield x + 1
+        return "finished"
+
+    x = torch.ones(2)
+    eager = _snap(gen(x))
+    compiled = _snap(iter(tuple(gen(x))))  # Dynamo's tuple_iterator: StopIteration() carries nothing
+    found = compare_observations(Observation(calls=(call(0, result=eager),)),
+                                 Observation(calls=(call(0, result=compiled),)))
+    assert [(d.where, d.aspect, d.detail) for d in found] == [
+        ("call 1 (fn) result[1].returned", "type", "eager str, compiled NoneType")]
+    same = compare_observations(Observation(calls=(call(0, result=_snap(finishing(1, None))),)),
+                                Observation(calls=(call(0, result=_snap(iter((0,)))),)))
+    assert same == []  # a generator that returns nothing ends as a tuple_iterator does
 
 
 def test_the_same_iterator_twice_is_a_reference_in_the_snapshot():
