@@ -1,5 +1,6 @@
 """What several `mutate` commands share: the exit statuses, the options of every command
-that runs programs, the executor they run on (`--ray`), and the duration parameter of
+that runs programs, those of the commands that write a corpus (`--coverage-include`, a
+summary `--json`), the executor they run on (`--ray`), and the duration parameter of
 `mutate fuzz --time`."""
 
 from __future__ import annotations
@@ -31,6 +32,18 @@ def run_options(f):  # type: ignore[no-untyped-def]
                           "TCP and signal any of the user's processes (credentials still leave the "
                           "environment, and the limits stay).")(f)
     return f
+
+
+def coverage_option(purpose: str):  # type: ignore[no-untyped-def]
+    """`--coverage-include`: the paths under site-packages whose arcs are a program's features,
+    `purpose` saying what the command uses them for."""
+    return click.option("--coverage-include", multiple=True, default=("torch/_dynamo",), show_default=True,
+                        help=f"Paths under site-packages whose arcs {purpose} (repeatable).")
+
+
+def summary_json_option(f):  # type: ignore[no-untyped-def]
+    """`--json`: the command's summary as one JSON object."""
+    return click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")(f)
 
 
 def run_config(*, backend: str, timeout: float, memory_mb: int, no_sandbox: bool) -> RunConfig:

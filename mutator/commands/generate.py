@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from mutator.judge.check import Checker
-from mutator.commands.common import EXIT_USAGE, run_config, run_options
+from mutator.commands.common import EXIT_USAGE, run_config, run_options, summary_json_option
 from mutator.commands.progress import progress
 from mutator.exec.pool import PoolError, WorkerPool
 from mutator.findings.store import FindingStore
@@ -36,7 +36,7 @@ SEEDS = Path(__file__).resolve().parents[2] / "seeds"  # the repository's own, f
 @click.option("--llm-budget-tokens", type=click.IntRange(min=0), default=None,
               help="Stop asking once this many tokens are spent.")
 @run_options
-@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@summary_json_option
 def generate(family: str, count: int, out: Path | None, campaign_dir: Path | None, llm_model: str | None,
              llm_budget_calls: int | None, llm_budget_tokens: int | None, backend: str, timeout: float,
              memory_mb: int, jobs: int | None, no_sandbox: bool, as_json: bool) -> None:

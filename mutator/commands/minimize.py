@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from mutator.commands.common import EXIT_USAGE, run_config, run_options
+from mutator.commands.common import EXIT_USAGE, coverage_option, run_config, run_options, summary_json_option
 from mutator.exec.pool import PoolError, WorkerPool
 
 
@@ -16,10 +16,9 @@ from mutator.exec.pool import PoolError, WorkerPool
 @click.argument("dirs", nargs=-1, required=True, type=click.Path(exists=True))
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True,
               help="An empty (or new) directory for the minimised corpus.")
-@click.option("--coverage-include", multiple=True, default=("torch/_dynamo",), show_default=True,
-              help="Paths under site-packages whose arcs are features, for programs without stored ones.")
+@coverage_option("are features, for programs without stored ones")
 @run_options
-@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@summary_json_option
 def minimize(dirs: tuple[str, ...], out: Path, coverage_include: tuple[str, ...], backend: str, timeout: float,
              memory_mb: int, jobs: int | None, no_sandbox: bool, as_json: bool) -> None:
     """The smallest set of programs covering every feature of DIRS (campaign directories or folders).

@@ -8,7 +8,7 @@ is counted and dropped; one with a finding verdict is filed in `out/findings/` (
 program that already breaks torch.compile is the best possible answer, but as a seed it
 would only be set aside); a passing one is written to `out/` with a provenance header
 and a JSON sidecar, unless its text or its coverage features repeat a program already
-there (the Harvester's duplicate rule, with its helpers). With findings to start from,
+there (the rule `harvest.kept` holds for both). With findings to start from,
 the prompts ask for *siblings* of the findings' constructs, as the taxonomy study did.
 """
 
@@ -25,10 +25,9 @@ from pathlib import Path
 
 from mutator.core import storage, parsing
 from mutator.judge.check import CheckResult
-from mutator.core.features import semantic_features
 from mutator.findings.finding import Finding
 from mutator.findings.store import FindingStore
-from mutator.harvest.harvester import _body_digest, _invalid_kind
+from mutator.harvest.kept import KnownPrograms, body_digest, invalid_kind
 from mutator.llm import LLM, Answer, Failure, extract_code
 from mutator.llm.prompts import generate_messages
 from mutator.llm.taxonomy import TaxonomyClass, classes
@@ -124,11 +123,8 @@ class Generator:
         self._torch = torch_version
         self._workers = workers
         self._clock = clock
-        self._seen_sources: set[str] = set()
-        self._seen_features: set[frozenset[int]] = set()
-        for path in sorted(out.glob("*.py")) if out.is_dir() else []:
-            self._remember(path)
-        self._known_sources = frozenset(self._seen_sources)  # read by the request threads, so never changed
+        self._known = KnownPrograms(out)
+        self._known_sources = self._known.digests()  # read by the request threads, so never changed
 
     def generate(self, cls: TaxonomyClass, n: int, *, siblings_of: Sequence[Sibling] = (),
                  avoid: Sequence[str] = (), progress: Callable[[int], None] | None = None) -> GenerateReport:
@@ -169,7 +165,7 @@ class Generator:
         code = extract_code(answer.text)
         if code is None:
             return _Reply(index, siblings, answer=answer)
-        digest = _body_digest(code)
+        digest = body_digest(code)
         source = self._header(cls, stamp, siblings) + code
         try:
             program = Program.from_source(source, str(self._out / f"{cls.code}_request_{index + 1:03d}.py"))
@@ -202,7 +198,7 @@ class Generator:
         assert result is not None
         verdict = result.verdict
         if verdict is Verdict.INVALID:
-            report.invalid[_invalid_kind(result)] += 1
+            report.invalid[invalid_kind(result)] += 1
             report.rejected.append(dict(request=request, why="invalid", reason=result.reason[:300]))
         elif verdict is Verdict.UNSTABLE:
             report.unstable += 1
@@ -216,18 +212,14 @@ class Generator:
 
     def _keep(self, cls: TaxonomyClass, reply: _Reply, result: CheckResult, report: GenerateReport) -> None:
         """Write a passing program unless its text or features repeat one in `out` (the Harvester's rule)."""
-        features = result.compiled.features | semantic_features(result.compiled)
-        if reply.digest in self._seen_sources or result.compiled.features and features in self._seen_features:
+        if self._known.repeats(reply.digest, result):
             report.duplicate += 1
             return
-        self._seen_sources.add(reply.digest)
-        self._seen_features.add(features)
         path = self._out / f"{cls.code}_{self._next_number(cls.code):03d}_{reply.digest[:8]}.py"
-        storage.write_text(path, result.program.source)
-        storage.write_json(path.with_suffix(".json"), dict(
+        self._known.keep(path, result.program.source, dict(
             origin=f"generate:{cls.code}", request=reply.index + 1, model=self._llm.config.model,
             seconds=round(result.seconds, 4), source_digest=reply.digest,
-            siblings_of=[s.finding for s in reply.siblings], features=sorted(features)))
+            siblings_of=[s.finding for s in reply.siblings]), reply.digest, result)
         report.kept.append(str(path))
 
     def _header(self, cls: TaxonomyClass, stamp: str, siblings: Sequence[Sibling]) -> str:
@@ -236,19 +228,6 @@ class Generator:
         if siblings:
             lines.append("# asked for siblings of the findings " + ", ".join(s.finding for s in siblings))
         return "".join(line + "\n" for line in lines)
-
-    def _remember(self, path: Path) -> None:
-        """A program already in `out`: its text and features are not new (its sidecar has
-        both; a file without one, harvested or copied in, is known by its text)."""
-        sidecar_path = path.with_suffix(".json")
-        sidecar = storage.read_json(sidecar_path) if sidecar_path.exists() else {}
-        sidecar = sidecar if isinstance(sidecar, dict) else {}
-        try:
-            self._seen_sources.add(sidecar.get("source_digest") or _body_digest(read_source(path)))
-        except ProgramError:
-            pass  # unreadable: it cannot be a duplicate of anything
-        if sidecar.get("features"):
-            self._seen_features.add(frozenset(sidecar["features"]))
 
     def _next_number(self, code: str) -> int:
         pattern = re.compile(rf"^{re.escape(code)}_(\d+)_")
