@@ -58,6 +58,7 @@ class Divergence:
     detail: str
     numeric: bool = False  # a float difference that a float64 reference run could explain
     kind: str = ""  # the type of the eager value that diverged: "Tensor", "str", "dict", ...
+    compiled_kind: str = ""  # ... and of the compiled value (another than `kind` where the types differ)
 
     def __str__(self) -> str:
         return f"{self.where}: {self.detail}"
@@ -193,7 +194,7 @@ def _walk(found: _Collector, obs: str, where: str, path: str, e: Any, c: Any, r:
     one, other = found.names
 
     def diverge(aspect: str, detail: str, numeric: bool = False) -> None:
-        found.add(Divergence(obs, here, aspect, detail, numeric, _value_kind(e)))
+        found.add(Divergence(obs, here, aspect, detail, numeric, _value_kind(e), _value_kind(c)))
 
     if found.full or here in found.mask:
         return

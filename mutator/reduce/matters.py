@@ -9,9 +9,11 @@ its neighbours (a `set` subclass becomes a `frozenset` subclass or a plain `set`
 generator a list comprehension, `no_grad` `enable_grad`) are each run, eager and
 compiled, and judged with the finding's predicate:
 
-- *still fails*: the same signature: the change does not matter;
+- *still fails*: the same signature and failure shape (`mutator.reduce.shape`): the
+  change does not matter;
 - *passes*: eager and compiled agree: what was changed is what the bug needs;
-- *fails otherwise*: another finding (kept as a note: it is not this bug);
+- *fails otherwise*: another finding, or another error of the same signature (kept as a
+  note: it is not this bug);
 - *changes the program*: the eager run now ends otherwise (a NameError: the change
   broke the program, and says nothing about the bug).
 
@@ -168,11 +170,14 @@ class Prober:
 
     def _classify(self, program: Program, eager: ExecResult, compiled: ExecResult, target: Target) -> tuple[str, str]:
         judgement = self._oracle.judge(eager, compiled, mask=target.mask, program=program)
-        signature = Signature.of(CheckResult(program, judgement, (eager, compiled)))
+        result = CheckResult(program, judgement, (eager, compiled))
         if judgement.verdict.is_finding:
-            if signature == target.signature:
+            if target.kept_by(result):
                 return STILL_FAILS, ""
-            return FAILS_OTHERWISE, signature.describe()
+            signature = Signature.of(result)
+            if signature != target.signature:
+                return FAILS_OTHERWISE, signature.describe()
+            return FAILS_OTHERWISE, f"{signature.describe()}, another error: {target.shape_of(result).describe()}"
         if judgement.verdict.name == "PASS":
             return PASSES, ""
         return BREAKS_PROGRAM, f"{judgement.verdict.name}: {judgement.reason[:150]}"

@@ -3,8 +3,10 @@
 The precondition comes first: the program is checked as the fuzzer checks it (confirmed
 by repeated runs) and must get a bug or low-severity verdict; its signature is the
 target. A candidate is interesting when one eager and one compiled run, judged with the
-same masks of run-specific values, give that signature again; the result is confirmed
-the full way at the end, in fresh runs.
+same masks of run-specific values, give that signature again, and the same failure
+`Shape` (a crash's message, a mismatch's path and kinds of value, masked): a reduction
+must not slide to another bug at the same site. The result is confirmed the full way at
+the end, in fresh runs.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from mutator.core import parsing
 from mutator.judge.oracle import Oracle
 from mutator.core.program import Program, ProgramError, ProgramForm
 from mutator.reduce.problem import ReductionProblem, ReductionStats, parse_quietly
+from mutator.reduce.shape import Shape, program_names
 from mutator.core.verdict import Verdict
 
 
@@ -47,6 +50,7 @@ class Reduction:
     confirmed: bool  # it gave the signature again (else `reduced` is the original)
     stats: ReductionStats
     seconds: float
+    target: Target | None = None  # the original's: what the reduction kept
 
     @property
     def lines(self) -> tuple[int, int]:
@@ -81,8 +85,10 @@ class Reducer:
 
     def target_of(self, first: CheckResult, signature: Signature) -> Target:
         """The target of a program already checked the full way (`first`): no runs."""
+        names = program_names(first.program.source)
         return Target(first.program, first, signature, frozenset(first.judgement.masked), ends(first.eager),
-                      ends(first.compiled), self._candidate_config(first, signature))
+                      ends(first.compiled), self._candidate_config(first, signature),
+                      Shape.of(first.judgement, names), names)
 
     def _candidate_config(self, first: CheckResult, signature: Signature) -> RunConfig | None:
         """Candidates get a timeout of ten times the original's slower run (at least 5 s):
@@ -117,12 +123,18 @@ class Reducer:
         if stop():
             raise ReductionStopped(program.name)
         reduced = Program.from_source(problem.current, program.name)
-        check = self._checker.check(reduced)
-        confirmed = Signature.of(check) == target.signature and ends(check.eager) == target.eager_ends
-        if not confirmed:  # it did not hold in fresh, repeated runs: keep the original
+        check = self.confirm(reduced, target)
+        confirmed = check is not None
+        if check is None:  # it did not hold in fresh, repeated runs: keep the original
             reduced, check = program, target.first
         return Reduction(program, reduced, target.signature, check, confirmed, problem.stats,
-                         self._clock() - started)
+                         self._clock() - started, target)
+
+    def confirm(self, program: Program, target: Target) -> CheckResult | None:
+        """The full check of `program` (fresh, repeated runs) when it is still the target's
+        bug, with the eager run ending as the original's; None when it is not."""
+        check = self._checker.check(program)
+        return check if target.kept_by(check) and ends(check.eager) == target.eager_ends else None
 
     def interesting(self, sources: list[str], target: Target) -> list[bool | None]:
         """Whether each source still gets the target's signature; None for one left unjudged
@@ -174,8 +186,7 @@ class Reducer:
         if ends(compiled) != target.compiled_ends:
             return False
         judgement = self._oracle.judge(eager, compiled, mask=target.mask, program=program)
-        return judgement.verdict.is_finding and Signature.of(CheckResult(program, judgement, (eager, compiled))) \
-            == target.signature
+        return judgement.verdict.is_finding and target.kept_by(CheckResult(program, judgement, (eager, compiled)))
 
 
 @dataclass
@@ -201,8 +212,8 @@ class CandidateRuns:
 
 @dataclass(frozen=True, slots=True)
 class Target:
-    """What a reduction must keep: the finding's signature, under the masks of its
-    run-specific values, with the eager run ending as it did."""
+    """What a reduction must keep: the finding's signature and the shape of its failure,
+    under the masks of its run-specific values, with the eager run ending as it did."""
 
     program: Program
     first: CheckResult
@@ -211,6 +222,15 @@ class Target:
     eager_ends: tuple[str, str]
     compiled_ends: tuple[str, str]
     candidate_config: RunConfig | None = None  # the runs of candidates: a shorter timeout
+    shape: Shape = Shape()
+    names: frozenset[str] = frozenset()  # the program's own, masked in every candidate's shape
+
+    def kept_by(self, result: CheckResult) -> bool:
+        """Whether a candidate's judged runs show this bug: its signature and its shape."""
+        return Signature.of(result) == self.signature and self.shape_of(result) == self.shape
+
+    def shape_of(self, result: CheckResult) -> Shape:
+        return Shape.of(result.judgement, self.names)
 
 
 def ends(run: ExecResult) -> tuple[str, str]:

@@ -11,7 +11,10 @@ form that compares outcome by outcome; last, one that runs each side in a fresh 
 attributes too. A script-form program that checks itself is its own reproducer. A hang
 gets a time limit (`repro_process`); a recompile storm and specialisation get a script
 that counts compilations (`repro_counts`). Every form first sets the Dynamo configuration
-the program ran under (what it changed itself, as the runtime recorded it).
+the program ran under (what it changed itself, as the runtime recorded it). Dynamo's
+internal error is a `RuntimeError`, which a program's own `except RuntimeError` or
+`assertRaises(RuntimeError)` may catch: for such a crash the last form also fails when
+one was raised anywhere.
 
 A reproducer is believed only after it has been run with plain `python`, outside this
 package: it must fail, and a control, the same file with `torch.compile` replaced by the
@@ -34,7 +37,7 @@ from mutator.reduce.repro_counts import count_repro
 from mutator.reduce.repro_facts import ReproFacts
 from mutator.reduce.repro_process import fresh_repro, hang_repro
 from mutator.reduce.repro_source import (SAME, after_future_imports, compile_kwargs, config_lines, insert_prelude,
-                                         returns_sequences, top_level_names)
+                                         returns_sequences, surfacing_internal_errors, top_level_names)
 from mutator.runtime.configs import Changes
 from mutator.core.values import MapValue, SeqValue, SetValue, TensorValue
 from mutator.core.verdict import Verdict
@@ -156,13 +159,17 @@ def make_repros(program: Program, verdict: Verdict, *, observation: str = "", re
         return []
     if program.form is not ProgramForm.HARNESS:  # a script: its own checks, verified like any reproducer
         with_config = insert_prelude(program.source, f"import torch\n{config_lines(config)}\n") if config else None
-        return [r for r in (with_config, program.source) if r is not None]
-    with_globals = observation.startswith("globals")
-    short = None if with_globals else short_repro(program, tensors=_has_tensor(result), config=config)
-    # last, each side in a fresh process: state one run leaves behind cannot reach the other,
-    # and objects' attributes are compared too
-    return [r for r in (short, harness_repro(program, with_globals=with_globals, config=config),
-                        fresh_repro(program, config=config)) if r is not None]
+        repros = [r for r in (with_config, program.source) if r is not None]
+    else:
+        with_globals = observation.startswith("globals")
+        short = None if with_globals else short_repro(program, tensors=_has_tensor(result), config=config)
+        # last, each side in a fresh process: state one run leaves behind cannot reach the other,
+        # and objects' attributes are compared too
+        repros = [r for r in (short, harness_repro(program, with_globals=with_globals, config=config),
+                              fresh_repro(program, config=config)) if r is not None]
+    if facts.internal_error:  # where the program catches it, only a script that looks for it fails
+        repros.append(surfacing_internal_errors(repros[0]))
+    return repros
 
 
 def missing(verdict: Verdict, facts: ReproFacts) -> str:

@@ -21,12 +21,15 @@ class ReproFacts:
     limit_hit: bool = False  # a code object hit the recompile limit (one the program did not lower)
     eager_seconds: float = 0.0
     config: Changes = ()  # the Dynamo configuration the compiled calls began under, where the program changed it
+    internal_error: bool = False  # the crash is Dynamo's InternalTorchDynamoError (a RuntimeError: programs catch it)
 
     @classmethod
     def of(cls, check: CheckResult) -> ReproFacts:
         compiled = check.compiled.observation
+        crash = check.judgement.exception
         return cls(repeats=repeats(compiled), limit_hit=limit_hit(compiled), eager_seconds=check.eager.seconds,
-                   config=config_of(compiled))
+                   config=config_of(compiled),
+                   internal_error=crash is not None and crash.short_type == "InternalTorchDynamoError")
 
 
 def repeats(observation: Observation) -> tuple[tuple[int, int], ...]:

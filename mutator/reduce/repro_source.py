@@ -33,6 +33,48 @@ def _same(eager, compiled, path="result"):
 '''
 
 
+_INTERNAL_ERRORS = '''# ---- reproducer: Dynamo's internal errors fail the script, even where the program catches them ----
+import atexit as _atexit
+import os as _os
+import sys as _sys
+import traceback as _traceback
+
+import torch._dynamo.exc as _dynamo_exc
+
+_INTERNAL_ERRORS = []
+_internal_error_init = _dynamo_exc.InternalTorchDynamoError.__init__
+
+
+def _record_internal_error(self, *args, **kwargs):
+    _internal_error_init(self, *args, **kwargs)
+    _INTERNAL_ERRORS.append(self)
+
+
+_dynamo_exc.InternalTorchDynamoError.__init__ = _record_internal_error
+
+
+@_atexit.register
+def _fail_on_internal_errors():
+    if _INTERNAL_ERRORS:
+        _sys.stdout.flush()
+        print("torch.compile raised an internal error (the program caught it):", file=_sys.stderr)
+        _traceback.print_exception(_INTERNAL_ERRORS[0], file=_sys.stderr)
+        _sys.stderr.flush()
+        _os._exit(1)
+# ----
+
+
+'''
+
+
+def surfacing_internal_errors(repro: str) -> str:
+    """`repro` made to exit 1 when torch.compile raised an `InternalTorchDynamoError`
+    anywhere, also where the program catches it: that is a `RuntimeError`, and a test's
+    `assertRaises(RuntimeError)` or an `except RuntimeError:` swallows it, so the script
+    would pass with the bug there."""
+    return insert_prelude(repro, _INTERNAL_ERRORS)
+
+
 def config_lines(config: Changes) -> str:
     """`torch._dynamo.config.<name> = <value>` for each entry the program changed: the
     configuration its compiled calls ran under, set before anything is compiled."""

@@ -163,3 +163,42 @@ def test_a_globals_divergence_is_reproduced_by_comparing_globals_from_a_fresh_st
     assert verify(harness_repro(program)).exit_code == 0  # the results agree
     result = verify(harness_repro(program, with_globals=True))
     assert result.reproduces and "SEEN" in result.output, result.output
+
+
+LYING = ROOT / "tests/fixtures/reduce/lying_class_two_errors.py"
+SWALLOWED = ROOT / "tests/fixtures/reduce/swallowed_internal_error.py"
+
+
+def test_a_reduction_does_not_slide_to_another_error_at_the_same_site(pool, checker):
+    from mutator.findings.signature import Signature
+    from mutator.reduce.reducer import Reducer
+
+    program = load_program(LYING)
+    reducer = Reducer(pool, workers=2)
+    target = reducer.target(program)
+    assert "is not hashable" in target.first.judgement.exception.message
+    # the greedy step that slid before the predicate kept the message: one statement less,
+    # the same signature, another error
+    slid = program.source.replace("        self.target = Shadow\n", "")
+    other = checker.check(Program.from_source(slid, LYING.name))
+    assert Signature.of(other) == target.signature, other.reason
+    assert "issubclass() arg 1 must be a class" in other.judgement.exception.message
+    assert reducer.interesting([slid], target) == [False]
+
+    reduction = reducer.reduce(program, target=target)
+    assert reduction.confirmed and "STEPS" not in reduction.reduced.source
+    assert "is not hashable" in reduction.check.judgement.exception.message, reduction.reduced.source
+    assert "self.target = Shadow" in reduction.reduced.source
+
+
+def test_a_crash_the_program_catches_gets_a_repro_that_shows_the_internal_error(tmp_path: Path):
+    copy = tmp_path / SWALLOWED.name
+    shutil.copy(SWALLOWED, copy)
+    proc = cli("reduce", "--json", "--no-ablation", "--matters-budget", "0", "-j", "2", str(copy))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    data = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert data["confirmed"] and data["repro_reproduces"], data
+    reduced = plain_python(tmp_path / f"{copy.stem}.reduced.py")
+    assert reduced.returncode == 0  # the program's own check swallows it ...
+    repro = plain_python(tmp_path / f"{copy.stem}.repro.py")
+    assert repro.returncode == 1 and "InternalTorchDynamoError" in repro.stderr, repro.stderr[-2000:]  # ... not here

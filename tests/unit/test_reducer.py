@@ -302,3 +302,78 @@ def test_a_candidate_left_unjudged_is_not_cached_nor_counted():
 def test_a_constant_called_or_subscripted_is_not_a_candidate():
     assert compiles("y = f(x)\n", "p.py") and compiles("y = x[0]\n", "p.py")
     assert not compiles("y = None(x)\n", "p.py") and not compiles("y = 1[0]\n", "p.py")
+
+
+# ---- the predicate keeps the failure's shape, not only its signature -------------------------------------
+class ScriptedFailure:
+    """Eager runs return 1; compiled runs fail as the program's marker lines say:
+    `MESSAGE = "..."` crashes with Dynamo's internal error carrying that message,
+    `RESULT = ...` returns that Python value (a divergence of the result)."""
+
+    def submit(self, program, mode, config=None, *, avoid=None):
+        future = Future()
+        scope: dict = {}
+        for line in program.source.splitlines():
+            if line.startswith(("MESSAGE = ", "RESULT = ", "EAGER = ")):
+                exec(line, scope)
+        eager = scope.get("EAGER", 1)
+        if mode is not Mode.COMPILED:
+            future.set_result(run(mode, calls=[call(result=_value(eager))]))
+        elif "MESSAGE" in scope:
+            internal = exc("torch._dynamo.exc.InternalTorchDynamoError", scope["MESSAGE"], dynamo=True,
+                           bases=("builtins.RuntimeError", "builtins.Exception", "builtins.BaseException"))
+            future.set_result(compiled_run(calls=[call(exception=internal)]))
+        else:
+            future.set_result(compiled_run(calls=[call(result=_value(scope["RESULT"]))]))
+        return future
+
+
+def _value(value):
+    from mutator.core.values import SeqValue, SetValue
+    if isinstance(value, (list, tuple)):
+        return SeqValue(type(value).__name__, tuple(_value(v) for v in value))
+    if isinstance(value, set):
+        return SetValue("set", tuple(_value(v) for v in sorted(value)))
+    return value
+
+
+def _harness(marker: str) -> Program:
+    return Program.from_source(f"{marker}\n\ndef fn(x):\n    return x\n\ndef inputs():\n    return 1\n", "p.py")
+
+
+def _verdicts(original: str, candidates: list[str]) -> list[bool | None]:
+    reducer = Reducer(ScriptedFailure(), workers=1)
+    target = reducer.target(_harness(original))
+    return [reducer.interesting([_harness(c).source], target)[0] for c in candidates]
+
+
+def test_a_crash_that_slides_to_another_error_at_the_same_site_is_rejected():
+    original = 'MESSAGE = "AttributeError: \'_Proxy\' object has no attribute \'_proxy\'"'
+    assert _verdicts(original, [
+        'MESSAGE = "TypeError: issubclass() arg 1 must be a class"',  # the same signature: another bug
+        'MESSAGE = "AttributeError: \'_Box\' object has no attribute \'x\'"',  # other names, one shape
+    ]) == [False, True]
+
+
+def test_a_message_s_own_names_and_numbers_do_not_tell_errors_apart():
+    from mutator.reduce.shape import masked, program_names
+
+    assert masked("TypeError: Shadow is not hashable\n\nfrom user code: ...", {"Shadow"}) == \
+        masked("TypeError: Box is not hashable", {"Box"}) == "TypeError: <name> is not hashable"
+    assert masked("<P object at 0x7f00ab>: expected 3 dims, got 12") == masked("<P object at 0x1>: expected 1 dims, got 2")
+    assert masked("issubclass() arg 1 must be a class") != masked("'int' object is not subscriptable")
+    assert {"Shadow", "fn", "x", "target", "seen"} <= program_names(
+        "import torch\nclass Shadow:\n    def fn(self, x):\n        self.target = x\nseen = []\n")
+    assert "torch" not in program_names("import torch\n")
+
+
+def test_a_mismatch_whose_diverging_path_changes_is_rejected():
+    # result: value: int in each: in the result itself, or in its first item
+    assert _verdicts("RESULT = 2", ["EAGER = [1]\nRESULT = [2]", "RESULT = 3"]) == [False, True]
+    assert _verdicts("EAGER = [1]\nRESULT = [2]", ["EAGER = (7,)\nRESULT = (9,)", "RESULT = 2"]) == [True, False]
+
+
+def test_a_mismatch_whose_values_kinds_change_is_rejected():
+    # result: type: list in both; compiled gives a tuple, then a set
+    assert _verdicts("EAGER = [1]\nRESULT = (1,)", ["EAGER = [1]\nRESULT = {1}", "EAGER = [2]\nRESULT = (2,)"]) \
+        == [False, True]

@@ -14,6 +14,7 @@ from mutator.core.observation import CallRecord, Observation, Recompile
 from mutator.core.program import Program
 from mutator.reduce.repro import control_of, make_repros, missing
 from mutator.reduce.repro_facts import ReproFacts, config_of, limit_hit, repeats
+from mutator.reduce.repro_source import surfacing_internal_errors
 from mutator.runtime.configs import ConfigWatch
 from mutator.core.verdict import Verdict
 
@@ -127,6 +128,33 @@ def test_every_form_sets_the_configuration_the_program_ran_under_before_it_compi
     with_config, plain = make_repros(script(), Verdict.MISMATCH, facts=facts)
     assert plain == SCRIPT and with_config.index("capture_scalar_outputs = True") < with_config.index("opt = ")
     assert "capture_scalar_outputs" not in make_repros(harness(), Verdict.MISMATCH)[0]
+
+
+def test_an_internal_error_the_program_may_catch_gets_a_last_form_that_fails_when_one_was_raised():
+    for program in (harness(), script()):
+        plain = make_repros(program, Verdict.CRASH)
+        repros = make_repros(program, Verdict.CRASH, facts=ReproFacts(internal_error=True))
+        assert repros[:-1] == plain  # tried first: where the program does not catch it they show it already
+        surfacing = repros[-1]
+        parses(surfacing)
+        assert surfacing == surfacing_internal_errors(plain[0])  # the shortest form, with the prelude
+        assert surfacing.index("InternalTorchDynamoError.__init__ = _record_internal_error") < \
+            surfacing.index("torch.compile(") and "_os._exit(1)" in surfacing
+    script_form = make_repros(script(), Verdict.CRASH, facts=ReproFacts(internal_error=True))[-1]
+    assert script_form.index("from __future__ import annotations") < script_form.index("import atexit as _atexit")
+
+
+def test_facts_say_whether_the_crash_is_dynamo_s_internal_error():
+    from mutator.judge.check import CheckResult
+    from mutator.judge.oracle import Judgement
+    from tests.helpers import compiled_run, exc, run
+
+    def facts(type_name: str) -> ReproFacts:
+        crash = Judgement(Verdict.CRASH, "raised", exception=exc(type_name))
+        return ReproFacts.of(CheckResult(harness(), crash, (run(), compiled_run())))
+
+    assert facts("torch._dynamo.exc.InternalTorchDynamoError").internal_error
+    assert not facts("torch._dynamo.exc.Unsupported").internal_error
 
 
 def call(index: int, signature: str, *recompiles: Recompile, config: tuple[tuple[str, str], ...] = (),
