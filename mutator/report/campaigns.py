@@ -18,6 +18,7 @@ from mutator.findings.finding import Finding
 from mutator.findings.signature import Signature
 from mutator.findings.store import FindingStore
 from mutator.report.issue import known_lines, report_markdown, root_cause_lines, summary_row
+from mutator.report.versions import recorded
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,11 +64,12 @@ class Campaigns:
         return [problem for store in self.stores.values() for problem in store.unreadable]
 
     def distinct(self) -> list[Reported]:
-        """Each signature once: frontend bugs first, then by verdict, most hits first."""
+        """Each signature once: frontend bugs first, then those fixed since (not to be filed),
+        then the low-severity ones; within each by verdict, most hits first."""
         groups = self._by_signature()
         reported = [Reported(group[0][0], group[0][1], tuple(group[1:])) for group in groups.values()]
-        return sorted(reported, key=lambda r: (not r.finding.signature.verdict.is_frontend_bug,
-                                               r.finding.signature.verdict, -r.hits, r.finding.directory))
+        return sorted(reported, key=lambda r: (_band(r.finding), r.finding.signature.verdict, -r.hits,
+                                               r.finding.directory))
 
     def save(self, reported: Reported) -> None:
         self.stores[reported.campaign].save(reported.finding)
@@ -92,6 +94,13 @@ class Campaigns:
             group.sort(key=lambda item: (not item[1].reduction.get("confirmed"), bool(item[1].known_from),
                                          item[1].first_seen, str(item[0])))
         return groups
+
+
+def _band(finding: Finding) -> int:
+    judged = recorded(finding)
+    if judged is not None and judged.status == "fixed_since":
+        return 1
+    return 0 if finding.signature.verdict.is_frontend_bug else 2
 
 
 def write_reports(campaigns: Campaigns, *, known: known_bugs.KnownBugs, versions: dict[str, Any],

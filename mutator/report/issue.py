@@ -24,6 +24,7 @@ from mutator.findings.root_cause import Group
 from mutator.findings.signature import SEVERITY
 from mutator.mutation.operator import family_of
 from mutator.report import matters
+from mutator.report import versions as versions_record
 
 LABELS = ("oncall: pt2", "module: dynamo", "topic: fuzzer")
 _VERSIONS_SCRIPT = r"""
@@ -65,7 +66,13 @@ def difference(finding: Finding) -> str:
 
 def title(finding: Finding) -> str:
     """What differed and, once "what matters" has run, what in the program it needs: "with
-    a `set` subclass and a graph break"."""
+    a `set` subclass and a graph break"; after `mutate versions`, marked when it is not live
+    on the newest torch judged ("[fixed since torch 2.14.1] ...")."""
+    judged = versions_record.recorded(finding)
+    return (judged.marker() if judged else "") + _title(finding)
+
+
+def _title(finding: Finding) -> str:
     signature = finding.signature
     reason = difference(finding)
     needs = matters.headline(finding.reduction.get("matters", {}),
@@ -124,7 +131,11 @@ def report_markdown(finding: Finding, *, repro_source: str | None, versions: dic
         lines += [f"Ablation (**{reduction.get('label', '')}**):", "", ablation_table(reduction["ablation"]), ""]
     lines += ["### Versions", "", "```"]
     lines += [f"{key}: {value}" for key, value in versions.items()]
-    lines += ["```", "", "### How it was found", "",
+    lines += ["```", ""]
+    judged = versions_record.recorded(finding)
+    if judged is not None:
+        lines += versions_record.markdown(judged)
+    lines += ["### How it was found", "",
               f"By mutator, a mutation-based, coverage-guided fuzzer of TorchDynamo, {found_by(finding)}. "
               f"Signature: `{finding.signature.describe()}`; severity: "
               f"{SEVERITY.get(finding.signature.verdict, 'a frontend bug')}.", ""]
@@ -178,12 +189,14 @@ def _expected(verdict: Verdict) -> str:
 def summary_row(finding: Finding) -> dict[str, Any]:
     """One finding for the table and --json: stable field names."""
     reduction = finding.reduction
+    judged = versions_record.recorded(finding)
     return dict(directory=finding.directory, kind=finding.signature.kind, signature=finding.signature.describe(),
                 summary=finding.reason[:200], hits=finding.hits, title=title(finding),
                 reduced_lines=reduction.get("lines_after") if reduction.get("confirmed") else None,
                 repro=bool(reduction.get("repro_reproduces")), ablation=reduction.get("label", ""),
                 taxonomy=taxonomy(finding), merged=len(finding.merged),
-                frontend_bug=finding.signature.verdict.is_frontend_bug)
+                frontend_bug=finding.signature.verdict.is_frontend_bug,
+                versions=judged.status if judged else "", versions_line=judged.line if judged else "")
 
 
 def known_lines(match: Match | dict[str, str] | None) -> list[str]:
