@@ -14,6 +14,7 @@ from mutator.commands.plot import plot
 from mutator.commands.reduce import reduce
 from mutator.commands.report import report
 from mutator.commands.run import run
+from mutator.commands.versions import versions
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -21,7 +22,7 @@ def main() -> None:
     """mutator: a mutation-based, coverage-guided fuzzer for TorchDynamo (torch.compile)."""
 
 
-for command in (run, fuzz, harvest, generate, minimize, reduce, report, plot, ops, mutate_command):
+for command in (run, fuzz, harvest, generate, minimize, reduce, report, versions, plot, ops, mutate_command):
     main.add_command(command)
 
 

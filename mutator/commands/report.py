@@ -14,12 +14,16 @@ from rich.console import Console
 from rich.table import Table
 
 from mutator.commands.common import EXIT_USAGE, python_option, run_config, run_options
+from mutator.commands.versions import open_torches, pythons_option
+from mutator.core.observation import RunConfig
 from mutator.core.program import Program
+from mutator.exec import ExecutorError
 from mutator.exec.pool import PoolError, WorkerPool
 from mutator.findings import known as known_bugs
 from mutator.reduce import ablation
 from mutator.report.campaigns import Campaigns, known_hit_lines, write_reports
 from mutator.report.issue import collect_versions
+from mutator.report.version_judge import VersionJudge
 
 
 @click.command()
@@ -32,11 +36,13 @@ from mutator.report.issue import collect_versions
                    "a folder of reproducer .py files. Findings with their signature or reduced program are listed "
                    "as known, after the new ones.")
 @python_option
+@pythons_option("--versions", "Also judge every finding on the torch of this interpreter (repeatable: one per "
+                              "torch) first, as `mutate versions` does; report.md gets its Versions table.")
 @run_options
 @click.option("--json", "as_json", is_flag=True, help="Print the findings as JSON (stable field names).")
 def report(campaign_dirs: tuple[Path, ...], out: Path | None, no_ablation: bool, known_paths: tuple[Path, ...],
-           python: str | None, backend: str, timeout: float, memory_mb: int, jobs: int | None, no_sandbox: bool,
-           as_json: bool) -> None:
+           python: str | None, pythons: tuple[str, ...], backend: str, timeout: float, memory_mb: int,
+           jobs: int | None, no_sandbox: bool, as_json: bool) -> None:
     """Issue-ready reports of a campaign's distinct findings: a table, and report.md per finding.
 
     Given several campaign directories (the instances of a synced campaign), each
@@ -45,7 +51,8 @@ def report(campaign_dirs: tuple[Path, ...], out: Path | None, no_ablation: bool,
 
     Findings whose reduced programs differ only where they fail (a crash on a value and a
     mismatch of it) are one root cause: shown together as a group (R1, R2, ...), kept as
-    separate findings. With --known, findings filed before are marked and listed last."""
+    separate findings. With --known, findings filed before are marked and listed last. With
+    --versions, findings fixed on the newest torch given are listed after the bugs to file."""
     for campaign_dir in campaign_dirs:
         if not (campaign_dir / "findings").is_dir():
             click.echo(f"error: {campaign_dir}: no findings/ directory; give a campaign directory", err=True)
@@ -77,6 +84,9 @@ def report(campaign_dirs: tuple[Path, ...], out: Path | None, no_ablation: bool,
         except PoolError as exc:
             click.echo(f"error: {exc}", err=True)
             sys.exit(EXIT_USAGE)
+    if pythons:
+        _judge_versions(campaigns, pythons, run_config(backend=backend, timeout=timeout, memory_mb=memory_mb,
+                                                       no_sandbox=no_sandbox), jobs=jobs)
     rows = write_reports(campaigns, known=known, versions=collect_versions(python or campaigns.python()), out=out)
     if as_json:
         click.echo(json.dumps(rows, indent=2))
@@ -85,6 +95,21 @@ def report(campaign_dirs: tuple[Path, ...], out: Path | None, no_ablation: bool,
     for line in known_hit_lines(campaign_dirs):
         click.echo(line)
     click.echo("report.md written in each finding directory" + (f" and copied to {out}/" if out else ""))
+
+
+def _judge_versions(campaigns: Campaigns, pythons: tuple[str, ...], config: RunConfig, *, jobs: int | None) -> None:
+    """Each distinct finding judged on every torch given, recorded in its finding.json."""
+    distinct = campaigns.distinct()
+    try:
+        with open_torches(pythons, jobs=jobs, config=config) as torches:
+            judge = VersionJudge(torches)
+            for reported in distinct:
+                click.echo(f"versions: {reported.directory}", err=True)
+                reported.finding.versions = judge.judge(reported.directory, reported.finding).as_json()
+                campaigns.save(reported)
+    except ExecutorError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(EXIT_USAGE)
 
 
 def _print_table(rows: list[dict], campaign_dirs: tuple[Path, ...]) -> None:  # type: ignore[type-arg]
@@ -97,15 +122,25 @@ def _print_table(rows: list[dict], campaign_dirs: tuple[Path, ...]) -> None:  # 
                   caption="; ".join(f"{name}: {sum(1 for r in rows if r['root_cause'] == name)} findings of one root "
                                     "cause (reduced programs that differ only where they fail)" for name in grouped)
                   or None)
-    for column in ("group", "kind", "summary", "hits", "reduced", "repro", "ablation", "taxonomy", "known"):
+    for column in ("group", "kind", "summary", "hits", "reduced", "repro", "ablation", "taxonomy", "versions",
+                   "known"):
         table.add_column(column, overflow="fold")
     previous = None
     for n, row in enumerate(rows):
-        band = (bool(row["known"]), row["root_cause"])  # new / known, and a group's rows, each apart
+        # new / known, fixed since (not to be filed), and a group's rows, each apart
+        band = (bool(row["known"]), row["versions"] == "fixed_since", row["root_cause"])
         if n and band != previous:
             table.add_section()
         previous = band
         table.add_row(row["root_cause"] or "", row["kind"], row["summary"][:90], str(row["hits"]),
                       f"{row['reduced_lines']} lines" if row["reduced_lines"] else "-", "yes" if row["repro"] else "-",
-                      row["ablation"] or "-", row["taxonomy"], row["known"] or "new")
+                      row["ablation"] or "-", row["taxonomy"], _versions_cell(row), row["known"] or "new")
     Console(width=None if sys.stdout.isatty() else 200).print(table)
+
+
+def _versions_cell(row: dict) -> str:  # type: ignore[type-arg]
+    """"fixed since 2.14.1", "live", "-" when no versions were judged."""
+    status = row["versions"]
+    if not status:
+        return "-"
+    return "live" if status == "live_on_newest" else row["versions_line"].split(":", 1)[0]

@@ -1,0 +1,186 @@
+"""A finding judged on another torch, through a second interpreter: `mutate run --python`,
+`mutate versions` and `mutate report --versions`.
+
+The second interpreter is a venv the test makes from this machine's Python with the same
+torch (its site-packages on the path through a .pth file): the mechanism, not the release,
+is under test. What makes it "another torch" is a sitecustomize.py in it that patches one
+Dynamo behaviour the fixture programs depend on, `format()`, and gives it a newer version
+(2.99.0). Dynamo 2.14.1 folds `format(6, "b")` as `"6".format("b")` (a real bug: '6', where
+eager gives '110'); the "fixed" torch folds it as Python does, so the finding is fixed since
+2.99.0. The "regressed" torch breaks `format("layer")` (its repr), which 2.14.1 gets right:
+a regression in 2.99.0."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import sysconfig
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from mutator.core.program import Program
+from mutator.exec.pool import WorkerPool
+from mutator.core.observation import RunConfig
+from mutator.core.verdict import Verdict
+from mutator.findings.store import FindingStore
+from mutator.judge.check import Checker
+
+pytestmark = pytest.mark.integration
+
+ROOT = Path(__file__).resolve().parents[2]
+
+_PATCH = '''
+import torch
+from torch._dynamo.variables.builtin import BuiltinVariable
+from torch._dynamo.variables.constant import ConstantVariable
+
+_traced = BuiltinVariable.call_format
+
+
+def _constants(*variables):
+    return all(v.is_python_constant() for v in variables)
+
+
+{handler}
+
+
+BuiltinVariable.call_format = call_format
+torch.__version__ = torch.version.__version__ = "2.99.0"
+'''
+FIXED = _PATCH.format(handler='''\
+def call_format(self, tx, value, *args, **kwargs):  # format(value, spec) as Python computes it
+    if self.fn is format and not kwargs and _constants(value, *args):
+        return ConstantVariable.create(format(value.as_python_constant(), *(a.as_python_constant() for a in args)))
+    return _traced(self, tx, value, *args, **kwargs)''')
+REGRESSED = _PATCH.format(handler='''\
+def call_format(self, tx, value, *args, **kwargs):  # format() of a str gives its repr
+    if self.fn is format and not args and not kwargs and _constants(value) and \\
+            isinstance(value.as_python_constant(), str):
+        return ConstantVariable.create(repr(value.as_python_constant()))
+    return _traced(self, tx, value, *args, **kwargs)''')
+
+SPEC = '''\
+import torch
+
+
+def fn(x):
+    return x + 1, format(x.shape[0], "b")
+
+
+def inputs():
+    return (torch.ones(6),)
+'''
+PLAIN = '''\
+import torch
+
+NAME = "layer"
+
+
+def fn(x):
+    return x + 1, format(NAME)
+
+
+def inputs():
+    return (torch.ones(3),)
+'''
+
+
+def repro_of(source: str) -> str:
+    """A reproducer in the shape `mutate reduce` writes: exits 1 while compiled differs."""
+    return source + textwrap.dedent('''
+
+        expected = fn(*inputs())[1]
+        actual = torch.compile(fn, backend="eager")(*inputs())[1]
+        print("eager:   ", repr(expected))
+        print("compiled:", repr(actual))
+        assert actual == expected, f"eager {expected!r}, compiled {actual!r}"
+    ''')
+
+
+def make_torch(directory: Path, sitecustomize: str) -> Path:
+    """A venv of this machine's Python that imports this venv's packages (torch and the
+    package's dependencies) and patches them at start; its python."""
+    subprocess.run([sys._base_executable, "-m", "venv", "--without-pip", "--system-site-packages", str(directory)],
+                   check=True)
+    python = directory / "bin" / "python"
+    site = Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                               check=True, capture_output=True, text=True).stdout.strip())
+    ours = sysconfig.get_paths()["purelib"]
+    # addsitedir, not a bare path line: this venv's own .pth files (the editable install) are read too
+    (site / "zz_mutator_test.pth").write_text(f"import site; site.addsitedir({ours!r})\n")
+    (site / "sitecustomize.py").write_text(sitecustomize)
+    return python
+
+
+def mutate(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, str(ROOT / "cli.py"), *args], capture_output=True, text=True,
+                          timeout=1200, cwd=ROOT)
+
+
+def file_finding(campaign: Path, source: str, name: str, checker: Checker) -> Path:
+    """The fixture checked on `checker`'s torch and filed as a finding, reduced (to itself) with
+    its repro.py; its directory."""
+    result = checker.check(Program.from_source(source, name))
+    assert result.verdict is Verdict.MISMATCH, result.reason
+    finding, _ = FindingStore(campaign).record(result, provenance=f"seed:{name}", parent=None, elapsed=1.0)
+    directory = campaign / finding.directory
+    (directory / "reduced.py").write_text(source)
+    (directory / "repro.py").write_text(repro_of(source))
+    return directory
+
+
+@pytest.fixture(scope="module")
+def torches(tmp_path_factory) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("torches")
+    return {"fixed": make_torch(root / "fixed", FIXED), "regressed": make_torch(root / "regressed", REGRESSED)}
+
+
+def test_mutate_run_judges_on_the_other_interpreter_s_torch(torches, tmp_path: Path):
+    (tmp_path / "spec.py").write_text(SPEC)
+    result = mutate("run", str(tmp_path / "spec.py"), "--python", str(torches["fixed"]), "--json", "-j", "1")
+    assert result.returncode == 0, result.stderr
+    [row] = json.loads(result.stdout)
+    assert row["verdict"] == "PASS" and row["torch"]["torch"] == "2.99.0", row
+    assert row["torch"]["executable"] == str(torches["fixed"]) and row["driver"]["executable"] == sys.executable
+
+
+def test_a_bug_the_newer_torch_fixed_is_fixed_since_it(torches, checker, tmp_path: Path):
+    campaign = tmp_path / "campaign"
+    directory = file_finding(campaign, SPEC, "spec.py", checker)  # found on this venv's torch (2.14.1)
+    result = mutate("versions", str(directory), "--python", sys.executable, "--python", str(torches["fixed"]),
+                    "-j", "1")
+    assert result.returncode == 0, result.stderr
+    record = json.loads((directory / "finding.json").read_text())["versions"]
+    assert record["status"] == "fixed_since" and record["since"] == "2.99.0", record["line"]
+    old, new = record["torches"]
+    assert old["build"]["torch"].startswith("2.14") and new["build"]["torch"] == "2.99.0"
+    assert [(p["program"], p["verdict"], p["same"]) for p in old["programs"]] == [("reduced", "MISMATCH", True),
+                                                                                  ("smallest", "MISMATCH", True)]
+    assert [p["verdict"] for p in new["programs"]] == ["PASS", "PASS"]
+    assert (old["repro_exit"], new["repro_exit"]) == (1, 0)
+    assert "fixed_since" in result.stdout
+    report = mutate("report", str(campaign), "--no-ablation", "--json")
+    assert report.returncode == 0, report.stderr
+    [row] = json.loads(report.stdout)
+    assert row["versions"] == "fixed_since" and row["title"].startswith("[fixed since torch 2.99.0] [dynamo]")
+    text = (directory / "report.md").read_text()
+    assert "| torch | reduced.py | smallest.py | repro.py |" in text and "| PASS | PASS | exit 0 |" in text
+    # 2.99.0 is no release with a known date: no nightly range is made up
+    assert "The date of torch 2.99.0 is not known" in text and "bisect-nightlies" not in text
+
+
+def test_a_bug_only_the_newer_torch_has_is_a_regression_in_it(torches, tmp_path: Path):
+    campaign = tmp_path / "campaign"
+    with WorkerPool(workers=1, config=RunConfig(timeout=60), python=str(torches["regressed"])) as pool:
+        directory = file_finding(campaign, PLAIN, "plain.py", Checker(pool))  # found on the regressed torch
+    result = mutate("report", str(campaign), "--no-ablation", "--json", "--versions", sys.executable,
+                    "--versions", str(torches["regressed"]), "-j", "1")
+    assert result.returncode == 0, result.stderr
+    [row] = json.loads(result.stdout)
+    assert row["versions"] == "regression" and row["title"].startswith("[regression in 2.99.0] [dynamo]"), row
+    record = json.loads((directory / "finding.json").read_text())["versions"]
+    assert [t["repro_exit"] for t in record["torches"]] == [0, 1]
+    assert "**regression in 2.99.0: passes on 2.14" in (directory / "report.md").read_text()
