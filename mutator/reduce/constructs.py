@@ -47,6 +47,12 @@ class Probe:
     change: str  # what the variant does to it
     source: str
     removal: bool = False  # the change takes the construct away (rather than swapping it)
+    simpler: bool = False  # a neighbour simpler than the construct (`x.a` for `getattr(x, "a")`)
+
+    @property
+    def simplifies(self) -> bool:
+        """Whether the variant is a reduction, to take when it still fails (`mutator.reduce.unneeded`)."""
+        return self.removal or self.simpler
 
 
 # ---- the constructs of a program and their variants -------------------------------------------------------
@@ -460,7 +466,8 @@ def _builtin_calls(module: cst.Module, found: _Collect) -> Iterator[Probe]:
                 source = _replaced(module, call, cst.Call(func=cst.Name("str"), args=[args[0].with_changes(
                     comma=cst.MaybeSentinel.DEFAULT)]))
                 if source is not None:
-                    yield Probe(f"the format spec `:{spec}`", "with `str(...)` instead (no spec)", source)
+                    yield Probe(f"the format spec `:{spec}`", "with `str(...)` instead (no spec)", source,
+                                simpler=True)
         if name == "vars" and len(args) == 1 and args[0].keyword is None and not args[0].star:
             source = _replaced(module, call, cst.Attribute(value=args[0].value, attr=cst.Name("__dict__")))
             if source is not None:
@@ -476,7 +483,8 @@ def _builtin_calls(module: cst.Module, found: _Collect) -> Iterator[Probe]:
             if isinstance(attr, str) and attr.isidentifier():
                 source = _replaced(module, call, cst.Attribute(value=args[0].value, attr=cst.Name(attr)))
                 if source is not None:
-                    yield Probe(f"`getattr(..., {attr!r})`", f"with `.{attr}` instead of `getattr`", source)
+                    yield Probe(f"`getattr(..., {attr!r})`", f"with `.{attr}` instead of `getattr`", source,
+                                simpler=True)
     for statement in found.statements:
         body = statement.body
         if len(body) == 1 and isinstance(body[0], cst.Expr) and isinstance(body[0].value, cst.Call):
@@ -489,4 +497,5 @@ def _builtin_calls(module: cst.Module, found: _Collect) -> Iterator[Probe]:
                         value=call.args[0].value, attr=cst.Name(attr)))], value=call.args[2].value)
                     source = _replaced(module, statement, statement.with_changes(body=[assign]))
                     if source is not None:
-                        yield Probe("`setattr`", f"with `.{attr} = ...` instead of `setattr`", source)
+                        yield Probe("`setattr`", f"with `.{attr} = ...` instead of `setattr`", source,
+                                    simpler=True)

@@ -1,14 +1,18 @@
-"""`mutate reduce` on files and finding directories: reduce, write a reproducer, ablate.
+"""`mutate reduce` on files and finding directories: reduce, explain, write a reproducer, ablate.
 
 A finding directory gets `reduced.py` and, when it is verified to fail with plain
 python, `repro.py` beside `smallest.py`; its `finding.json` and README say what the
-reduction did. The program files are written before the record that names them, each
-atomically, so a kill leaves the old record or the new one, never a record naming a file
-that is not there.
+reduction did. After the reduction, "what matters" probes the reduced program; the
+variants it found that still fail and simplify are taken into it (`unneeded`), the
+result confirmed in fresh runs, and what the bug needs is checked in the original
+(`crosscheck`); the reproducer and the ablation are of the final program. The program
+files are written before the record that names them, each atomically, so a kill leaves
+the old record or the new one, never a record naming a file that is not there.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -22,9 +26,9 @@ from mutator.findings.signature import Signature
 from mutator.findings.store import FindingStore
 from mutator.core.observation import RunConfig
 from mutator.core.program import Program, ProgramError, load_program
-from mutator.reduce import ablation, matters
+from mutator.reduce import ablation, crosscheck, matters, unneeded
 from mutator.findings.canonical import canonical_digest
-from mutator.reduce.reducer import NotReproduced, Reducer, Reduction
+from mutator.reduce.reducer import NotReproduced, Reducer, Reduction, admissible, compiles
 from mutator.reduce.repro import Verification, make_repros, missing, verify
 from mutator.reduce.repro_facts import ReproFacts
 
@@ -59,6 +63,8 @@ class Outcome:
                     label=ablation.label(self.rows) if self.rows else "")
         if self.matters is not None:
             data.update(matters=self.matters.as_json())
+            if another := crosscheck.describe(self.matters.original):  # the reduction slid to another bug
+                data.update(another_bug=another)
         return data
 
 
@@ -100,9 +106,8 @@ class Targets:
         target = out if out is not None else path.with_name(f"{path.stem}.reduced.py")
         if target.is_dir():
             target = target / f"{path.stem}.reduced.py"
-        self._write_results(outcome, target, target.with_name(target.name.replace(".reduced.py", "") + ".repro.py")
-                            if target.name.endswith(".reduced.py") else target.with_suffix(".repro.py"))
-        self._explain(outcome)
+        self._finish(outcome, target, target.with_name(target.name.replace(".reduced.py", "") + ".repro.py")
+                     if target.name.endswith(".reduced.py") else target.with_suffix(".repro.py"))
         return outcome
 
     def _finding(self, directory: Path, on_progress: Callable[[str, str], None]) -> Outcome:
@@ -129,17 +134,49 @@ class Targets:
             return outcome
         if not self._reduce(outcome, program, finding.signature.base(), on_progress, stop):
             return outcome
-        self._write_results(outcome, directory / "reduced.py", directory / "repro.py", charge=charge)
-        self._explain(outcome, stop)
+        self._finish(outcome, directory / "reduced.py", directory / "repro.py", stop=stop, charge=charge)
         return outcome
 
+    def _finish(self, outcome: Outcome, reduced_path: Path, repro_path: Path, *,
+                stop: Callable[[], bool] = lambda: False,
+                charge: Callable[[float], None] = lambda seconds: None) -> None:
+        """A confirmed reduction's files: reduced.py at once (a kill during the analysis
+        keeps it), then what matters, which may make it smaller, then the reproducer."""
+        reduction = outcome.reduction
+        if reduction is None or not reduction.confirmed:
+            return
+        storage.write_text(reduced_path, reduction.reduced.source)
+        outcome.written.append(str(reduced_path))
+        self._explain(outcome, stop)
+        if outcome.reduction is not reduction:  # what the analysis proved unneeded is out of it
+            storage.write_text(reduced_path, outcome.reduction.reduced.source)
+        self._write_results(outcome, repro_path, charge=charge)
+
     def _explain(self, outcome: Outcome, stop: Callable[[], bool] = lambda: False) -> None:
-        """What matters in the confirmed reduced program (`matters`), within the budget."""
+        """What matters in the confirmed reduced program (`matters`), within the budget; the
+        variants that still fail and simplify it taken (a new `outcome.reduction` when the
+        result holds in fresh runs); the constructs it needs checked in the original."""
         reduction = outcome.reduction
         if self._prober is None or reduction is None or not reduction.confirmed or stop():
             return
+        started = time.monotonic()
+        prober = self._prober
         target = self._reducer.target_of(reduction.check, reduction.signature)
-        outcome.matters = self._prober.explain(target, original=reduction.original.source, stop=stop)
+        found = prober.explain(target, original=reduction.original.source, stop=stop)
+        taken = unneeded.take_out(
+            target.program.source, found, lambda sources: prober.outcomes(sources, target, found, stop),
+            admissible=lambda source: admissible(source, target.program) and compiles(source, target.program.name),
+            stop=stop)
+        if taken.source != target.program.source and not stop():
+            program = Program.from_source(taken.source, reduction.reduced.name)
+            check = self._reducer.confirm(program, reduction.target or target)
+            if check is not None:
+                outcome.reduction = dataclasses.replace(reduction, reduced=program, check=check)
+                found = taken.matters
+        if reduction.target is not None and not stop():
+            found.original = crosscheck.against_original(prober, reduction.target, found, stop=stop)
+        found.seconds = time.monotonic() - started
+        outcome.matters = found
 
     def _reduce(self, outcome: Outcome, program: Program, expect: Signature | None,
                 on_progress: Callable[[str, str], None], stop: Callable[[], bool] = lambda: False) -> bool:
@@ -151,14 +188,11 @@ class Targets:
             return False
         return True
 
-    def _write_results(self, outcome: Outcome, reduced_path: Path, repro_path: Path, *,
+    def _write_results(self, outcome: Outcome, repro_path: Path, *,
                        charge: Callable[[float], None] = lambda seconds: None) -> None:
+        """repro.py, when one verifies (an older one is deleted when none does), and the ablation."""
         reduction = outcome.reduction
-        assert reduction is not None
-        if not reduction.confirmed:
-            return
-        storage.write_text(reduced_path, reduction.reduced.source)
-        outcome.written.append(str(reduced_path))
+        assert reduction is not None and reduction.confirmed
         facts = ReproFacts.of(reduction.check)
         repros = make_repros(reduction.reduced, reduction.signature.verdict, observation=reduction.signature.observation,
                              result=eager_result(reduction.check), facts=facts)

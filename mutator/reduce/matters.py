@@ -24,6 +24,10 @@ are listed for free. Probes are budgeted (`budget` variants per finding; a varia
 passes is run a second time, so a flaky pass is not taken for an explanation) and
 cached by source within a run. The constructs and their variants come from
 `mutator.reduce.constructs`; report.md's words for the result from `mutator.report.matters`.
+Afterwards the variants that still fail and simplify the program are taken into it
+(`mutator.reduce.unneeded`, which adjusts the record: `taken`), and the constructs the
+bug needs are changed in the original program too (`mutator.reduce.crosscheck`:
+`original`, `drifted`).
 """
 
 from __future__ import annotations
@@ -51,7 +55,6 @@ FAILS_OTHERWISE = "fails otherwise"
 BREAKS_PROGRAM = "changes the program"
 
 
-
 @dataclass(frozen=True, slots=True)
 class Row:
     construct: str
@@ -59,6 +62,8 @@ class Row:
     outcome: str  # STILL_FAILS, PASSES, FAILS_OTHERWISE, BREAKS_PROGRAM
     detail: str = ""  # the other signature, or how the eager run ended
     removal: bool = False  # the change took the construct away (else: swapped it for a neighbour)
+    simplifies: bool = False  # the variant is a reduction (a removal, or a simpler neighbour)
+    source: str = field(default="", repr=False, compare=False)  # the variant, while the analysis runs
 
     def as_json(self) -> dict[str, Any]:
         return dict(construct=self.construct, change=self.change, outcome=self.outcome, detail=self.detail[:200],
@@ -72,6 +77,8 @@ class Matters:
     checks: int = 0  # runs spent (each eager or compiled run counts one)
     seconds: float = 0.0
     skipped: int = 0  # probes over the budget, not run
+    taken: list[str] = field(default_factory=list)  # variants taken into the reduced program ("construct: change")
+    original: list[Agreement] = field(default_factory=list)  # the needed constructs, checked in the original
 
     @property
     def needed(self) -> list[str]:
@@ -96,10 +103,35 @@ class Matters:
         passing = {row.construct for row in self.rows if row.outcome == PASSES}
         return list(dict.fromkeys(row.construct for row in self.rows if row.construct not in passing))
 
+    @property
+    def drifted(self) -> list[str]:
+        """Needed constructs the original program does not need: the reduction slid to another bug."""
+        return [agreement.construct for agreement in self.original if agreement.outcome == STILL_FAILS]
+
     def as_json(self) -> dict[str, Any]:
-        return dict(rows=[row.as_json() for row in self.rows], removed=self.removed, needed=self.needed,
+        data = dict(rows=[row.as_json() for row in self.rows], removed=self.removed, needed=self.needed,
                     not_needed=self.not_needed, any_neighbour=self.any_neighbour, checks=self.checks,
                     seconds=round(self.seconds, 1), skipped=self.skipped)
+        if self.taken:
+            data.update(taken=self.taken)
+        if self.original:
+            data.update(original=[agreement.as_json() for agreement in self.original], drifted=self.drifted)
+        return data
+
+
+@dataclass(frozen=True, slots=True)
+class Agreement:
+    """A construct the reduced program needs, changed the same way in the original program:
+    `outcome` PASSES (the original needs it too), STILL_FAILS (it does not: another bug),
+    or another outcome (no evidence either way); `change` what was changed."""
+
+    construct: str
+    change: str
+    outcome: str
+    detail: str = ""
+
+    def as_json(self) -> dict[str, Any]:
+        return dict(construct=self.construct, change=self.change, outcome=self.outcome, detail=self.detail[:200])
 
 
 class Prober:
@@ -122,17 +154,24 @@ class Prober:
         candidates = [p for p in probes(source) if admissible(p.source, target.program)]
         result.skipped = max(0, len(candidates) - self._budget)
         candidates = candidates[:self._budget]
-        outcomes = self._judge([p.source for p in candidates], target, result, stop)
-        passing = [i for i, (outcome, _) in enumerate(outcomes) if outcome == PASSES]
-        if passing and not stop():  # a pass that explains the bug must hold twice
-            again = self._judge([candidates[i].source for i in passing], target, result, stop, fresh=True)
-            for i, (outcome, detail) in zip(passing, again):
-                if outcome != PASSES:  # flaky: what the second run gave stands
-                    outcomes[i] = (outcome, "passed once, not twice: " + (detail or outcome))
-        result.rows = [Row(p.construct, p.change, outcome, detail, p.removal)
+        outcomes = self.outcomes([p.source for p in candidates], target, result, stop)
+        result.rows = [Row(p.construct, p.change, outcome, detail, p.removal, p.simplifies, p.source)
                        for p, (outcome, detail) in zip(candidates, outcomes)]
         result.seconds = self._clock() - started
         return result
+
+    def outcomes(self, sources: list[str], target: Target, result: Matters, stop: Callable[[], bool] = lambda: False
+                 ) -> list[tuple[str, str]]:
+        """What each variant gives, (outcome, detail), its runs counted in `result`; a
+        pass, which explains the bug, must hold twice."""
+        outcomes = self._judge(sources, target, result, stop)
+        passing = [i for i, (outcome, _) in enumerate(outcomes) if outcome == PASSES]
+        if passing and not stop():
+            again = self._judge([sources[i] for i in passing], target, result, stop, fresh=True)
+            for i, (outcome, detail) in zip(passing, again):
+                if outcome != PASSES:  # flaky: what the second run gave stands
+                    outcomes[i] = (outcome, "passed once, not twice: " + (detail or outcome))
+        return outcomes
 
     def _judge(self, sources: list[str], target: Target, result: Matters, stop: Callable[[], bool], *,
                fresh: bool = False) -> list[tuple[str, str]]:

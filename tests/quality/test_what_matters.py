@@ -1,10 +1,11 @@
 """"What matters" names the construct a bug needs and says the padding does not matter.
 
-Three bugs of torch 2.13's Dynamo, each in a program of ours padded with a construct that
-has nothing to do with it (a filtered generator, `functools.wraps`, `vmap`): after the
-reduction and the probes, the report's section and title must name what the bug needs
-and list the padding as not needed (whether the reduction took it out or a probe showed
-it does not matter)."""
+Three bugs of Dynamo (live on torch 2.13 and 2.14), each in a program of ours padded with
+a construct that has nothing to do with it (a filtered generator, `functools.wraps`,
+`vmap`): after the reduction and the probes, the report's section and title must name
+what the bug needs and list the padding as not needed (whether the reduction took it out
+or a probe showed it does not matter), and the reduced program must not keep what the
+line on what matters lists as not needed (the reduction takes what its analysis proved)."""
 
 from __future__ import annotations
 
@@ -14,8 +15,10 @@ import pytest
 
 from mutator.findings.finding import Finding
 from mutator.core.observation import RunConfig
+from mutator.findings.readme import matters_summary
 from mutator.reduce import matters
-from mutator.reduce.driver import Targets
+from mutator.reduce.constructs import constructs
+from mutator.reduce.driver import Outcome, Targets
 from mutator.report.issue import report_markdown, title
 
 pytestmark = pytest.mark.quality
@@ -28,8 +31,18 @@ def targets(pool) -> Targets:
     return Targets(pool, workers=2, config=RunConfig(timeout=30), torch_version="2.13.0", ablate=False)
 
 
-def explained(targets: Targets, name: str, tmp_path: Path) -> tuple[dict, str, str]:
-    outcome = targets.reduce_path(PROGRAMS / name, out=tmp_path / name)
+FIXTURES = ("set_subclass_at_graph_break.py", "closure_dict_in_init.py", "format_spec_dynamic.py")
+
+
+@pytest.fixture(scope="module")
+def reduced(targets: Targets, tmp_path_factory) -> dict[str, Outcome]:
+    """Each fixture reduced and explained once, for all the tests of this module."""
+    out = tmp_path_factory.mktemp("reduced")
+    return {name: targets.reduce_path(PROGRAMS / name, out=out / name) for name in FIXTURES}
+
+
+def explained(reduced: dict[str, Outcome], name: str) -> tuple[dict, str, str]:
+    outcome = reduced[name]
     assert not outcome.error and outcome.reduction is not None and outcome.reduction.confirmed, outcome.error
     assert outcome.matters is not None
     data = outcome.as_json()["matters"]
@@ -43,23 +56,38 @@ def not_needed(data: dict) -> list[str]:
     return data["not_needed"] + data["any_neighbour"] + data["removed"]
 
 
-def test_a_set_subclass_at_a_graph_break_needs_both_and_not_the_generator(targets, tmp_path):
-    data, headline, report = explained(targets, "set_subclass_at_graph_break.py", tmp_path)
+def test_a_set_subclass_at_a_graph_break_needs_both_and_not_the_generator(reduced):
+    data, headline, report = explained(reduced, "set_subclass_at_graph_break.py")
     assert set(data["needed"]) == {"a `set` subclass", "a graph break"}, data
     assert "a generator expression" in not_needed(data), data
     assert "a `set` subclass" in headline and "a graph break" in headline
     assert "### What matters" in report and "passes as a plain `set`" in report
+    # the filter, which the analysis proved unneeded, is out of the reduced program
+    assert "the generator's filter" in data["removed"] and " if " not in reduced["set_subclass_at_graph_break.py"] \
+        .reduction.reduced.source, data
 
 
-def test_a_closure_dict_mutated_in_init_does_not_need_wraps(targets, tmp_path):
-    data, headline, report = explained(targets, "closure_dict_in_init.py", tmp_path)
+@pytest.mark.parametrize("name", FIXTURES)
+def test_the_reduced_program_keeps_nothing_its_line_on_what_matters_calls_not_needed(reduced, name):
+    outcome = reduced[name]
+    data, _, _ = explained(reduced, name)
+    listed = data["not_needed"] + data["removed"]  # what the line says is not needed
+    assert "not needed: " + ", ".join(listed) in matters_summary(data) or not listed
+    left = set(constructs(outcome.reduction.reduced.source))
+    assert not left & set(listed), (left, data)
+    assert Path(outcome.written[0]).read_text() == outcome.reduction.reduced.source  # reduced.py is that program
+    assert not data.get("drifted"), data  # and it shows the original's bug
+
+
+def test_a_closure_dict_mutated_in_init_does_not_need_wraps(reduced):
+    data, headline, report = explained(reduced, "closure_dict_in_init.py")
     assert "a `dict` held in a closure" in data["needed"], data
     assert "`@functools.wraps`" in not_needed(data), data
     assert "wraps" not in headline and "a `dict` held in a closure" in headline
 
 
-def test_a_format_spec_under_dynamic_does_not_need_vmap(targets, tmp_path):
-    data, headline, report = explained(targets, "format_spec_dynamic.py", tmp_path)
+def test_a_format_spec_under_dynamic_does_not_need_vmap(reduced):
+    data, headline, report = explained(reduced, "format_spec_dynamic.py")
     assert set(data["needed"]) == {"`dynamic=True`", "the format spec `:d`"}, data
     assert "`torch.func.vmap`" in not_needed(data), data
     assert "vmap" not in headline and "`dynamic=True`" in headline and "`:d`" in headline
