@@ -6,6 +6,7 @@ import textwrap
 
 from mutator.reduce import constructs
 from mutator.reduce.constructs import probes
+from mutator.reduce.crosscheck import ABSENT
 from mutator.reduce.matters import BREAKS_PROGRAM, PASSES, STILL_FAILS, Matters, Row
 from mutator.report import matters as words
 
@@ -261,7 +262,7 @@ def _against(runner: MarkerRunner, needed: Row) -> list:
     matters = Matters(rows=[needed, Row("a generator expression", "with a list comprehension instead", STILL_FAILS)])
     agreements = matters.original = against_original(Prober(runner), original, matters)
     # an eager and a compiled run for each construct the original has, twice for a pass
-    assert matters.checks == sum(2 + 2 * (a.outcome == PASSES) for a in agreements if a.outcome != "not in the original")
+    assert matters.checks == sum(2 + 2 * (a.outcome == PASSES) for a in agreements if a.outcome != ABSENT)
     return [(a.construct, a.outcome) for a in agreements], describe(agreements), matters.drifted
 
 
@@ -282,4 +283,4 @@ def test_a_reduction_whose_bug_the_original_does_not_need_says_it_slid_to_anothe
 def test_a_construct_the_original_lacks_is_no_evidence():
     needed = Row("`@functools.wraps`", "without `@functools.wraps`", PASSES, removal=True)
     agreements, sentence, drifted = _against(MarkerRunner("graph_break"), needed)
-    assert agreements == [("`@functools.wraps`", "not in the original")] and not drifted and not sentence
+    assert agreements == [("`@functools.wraps`", ABSENT)] and not drifted and not sentence
