@@ -20,11 +20,12 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 import libcst as cst
+from libcst.helpers import get_full_name_for_node
 from libcst.metadata import MetadataWrapper, ScopeProvider
 
 from mutator.harvest import framework
 from mutator.harvest.modules import BUILTINS, Definition, Folder, Module, ModuleObject, Origin, Statement, \
-    Unresolved, references
+    Unresolved, nested_imports, references
 
 
 class AssemblyError(Exception):
@@ -58,16 +59,21 @@ class _Assembly:
         self.bound: dict[tuple[Module, str], Definition] = {}
         self.attributes: dict[tuple[Module, str, str], Definition] = {}
         self._renamers: dict[Module, _Renamer | None] = {}
+        self.inlined: list[tuple[Module, str, Module, str]] = []  # (module, local name, sibling, its name)
         for p in placed:
-            self._reach(p.module, references(_code(p.node.visit(framework.Standalone()))))
+            code = _code(p.node.visit(framework.Standalone()))
+            self._reach(p.module, references(code), nested_imports(code))
         self._reach(folder.main, references(runner))
         for module in self.modules:
             for statement in module.statements:
                 if statement.kind == "config":
                     self._reach(module, statement.refs)
+        # siblings only a function's import reaches come before the test file's code too
+        self.modules[-1:-1] = [m for m, nodes in self.needed.items() if nodes and m not in self.modules]
         self.names = self._out_names()
 
     def program(self) -> str:
+        self._check_inlined()
         imports: list[str] = []
         for module in [self.folder.main, *self.modules[:-1]]:
             for statement in self._emitted(module, ("import",)):
@@ -89,8 +95,10 @@ class _Assembly:
         return "\n\n\n".join(part for part in parts if part) + "\n"
 
     # -- what the program reaches --------------------------------------------------------
-    def _reach(self, module: Module, refs: frozenset[str]) -> None:
-        pending = [(module, ref) for ref in refs]
+    def _reach(self, module: Module, refs: frozenset[str], nested: dict[str, Origin] | None = None) -> None:
+        """Follow `refs` (and what a function's imports of siblings, `nested`, bind) to the
+        statements that bind them, in whichever module, and what those reach in turn."""
+        pending = [(module, ref) for ref in refs] + self._inline(module, nested or {})
         while pending:
             module, ref = pending.pop()
             name, _, attr = ref.partition(".")
@@ -113,6 +121,18 @@ class _Assembly:
                 if statement.node not in self.placed and statement.node not in self.needed[binding.module]:
                     self.needed[binding.module].add(statement.node)
                     pending += [(binding.module, r) for r in statement.refs]
+                    pending += self._inline(binding.module, statement.nested)
+
+    def _inline(self, module: Module, nested: dict[str, Origin]) -> list[tuple[Module, str]]:
+        """What a function-level import of a sibling binds is inlined like the rest of the
+        sibling: it is reached in the sibling, and the import dropped (`_Inlined`)."""
+        found = []
+        for local, origin in nested.items():
+            target = _inlinable(self.folder, origin)
+            if target is not None and origin.attr and (module, local, target, origin.attr) not in self.inlined:
+                self.inlined.append((module, local, target, origin.attr))
+                found.append((target, origin.attr))
+        return found
 
     @staticmethod
     def _binding(binding: Definition) -> list[Statement]:
@@ -171,7 +191,23 @@ class _Assembly:
         return cst.ensure_type(node.visit(renamer), cst.BaseStatement) if renamer is not None else node
 
     def _standalone(self, module: Module, node: cst.BaseStatement) -> str:
-        return _code(self._rename(module, node).visit(framework.Standalone()))
+        standalone = self._rename(module, node).visit(framework.Standalone())
+        return _code(standalone.visit(_Inlined(self.folder)) if self.inlined else standalone)
+
+    def _check_inlined(self) -> None:
+        """A function whose import of a sibling is dropped reads the name as a global then: the
+        program must have the sibling's definition under that name, and the function's module
+        no other top-level binding of it."""
+        for module, local, sibling, name in self.inlined:
+            binding = self.folder.resolve(sibling, name)
+            if not isinstance(binding, Definition):
+                raise AssemblyError(binding.reason if isinstance(binding, Unresolved) else
+                                    f"imports {name} from {sibling.name}.py inside a function, which it does not define")
+            own = self.folder.resolve(module, local)
+            if self.names.get((binding.module, binding.name)) != local or \
+                    own is not None and (not isinstance(own, Definition) or own.key != binding.key):
+                raise AssemblyError(f"imports {name} from {sibling.name}.py inside a function, as {local}, which "
+                                    "the program has under another name")
 
     def _runner(self) -> str:
         """The runner, its names as the program has them (the test file's: a class imported
@@ -209,6 +245,50 @@ def _origin(alias: cst.ImportAlias) -> Origin:
     """What `import a.b` (the package a) or `import a.b as c` (a.b) binds."""
     name = alias.evaluated_name
     return Origin(name if alias.asname else name.split(".")[0], None, 0)
+
+
+class _Inlined(cst.CSTTransformer):
+    """A function's imports of the folder's modules, dropped: what they import is the
+    program's own (a `try:` of nothing else goes with them)."""
+
+    def __init__(self, folder: Folder) -> None:
+        super().__init__()
+        self.folder = folder
+
+    def leave_SimpleStatementLine(self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine
+                                  ) -> cst.SimpleStatementLine | cst.RemovalSentinel:
+        kept = [small for small in updated.body if not self._sibling(small)]
+        if len(kept) == len(updated.body):
+            return updated
+        return updated.with_changes(body=kept) if kept else cst.RemoveFromParent()
+
+    def leave_IndentedBlock(self, original: cst.IndentedBlock, updated: cst.IndentedBlock) -> cst.IndentedBlock:
+        return updated if updated.body else updated.with_changes(body=[cst.SimpleStatementLine([cst.Pass()])])
+
+    def leave_Try(self, original: cst.Try, updated: cst.Try) -> cst.Try | cst.RemovalSentinel:
+        def blocks(node: cst.Try) -> list[cst.BaseSuite]:
+            return [node.body, *(handler.body for handler in node.handlers)]
+        emptied = all(map(_only_pass, blocks(updated))) and not all(map(_only_pass, blocks(original)))
+        return cst.RemoveFromParent() if emptied and updated.orelse is None and updated.finalbody is None \
+            else updated
+
+    def _sibling(self, small: cst.BaseSmallStatement) -> bool:
+        if not isinstance(small, cst.ImportFrom) or isinstance(small.names, cst.ImportStar):
+            return False
+        module = get_full_name_for_node(small.module) if small.module is not None else ""
+        origins = [Origin(module or "", alias.evaluated_name, len(small.relative)) for alias in small.names]
+        return all(_inlinable(self.folder, origin) is not None for origin in origins)
+
+
+def _inlinable(folder: Folder, origin: Origin) -> Module | None:
+    """The sibling a function's import takes a name of (not `from . import sibling`, a module itself)."""
+    target = folder.target(origin)
+    return target if isinstance(target, Module) and (origin.module or origin.level == 0) else None
+
+
+def _only_pass(block: cst.BaseSuite) -> bool:
+    return all(isinstance(s, cst.SimpleStatementLine) and all(isinstance(x, cst.Pass) for x in s.body)
+               for s in getattr(block, "body", ()))
 
 
 class _Renamer(cst.CSTTransformer):

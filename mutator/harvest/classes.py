@@ -34,10 +34,12 @@ _SUPER = re.compile(r"\bsuper\([^()]*\)\.(\w+)")
 
 @dataclass(frozen=True, slots=True)
 class ClassRef:
-    """A top-level class of one of the folder's modules."""
+    """A top-level class of one of the folder's modules; or, with `copied`, the members of it
+    that were copied onto another class at import time (`Hierarchy.copy_onto`)."""
 
     module: Module
     node: cst.ClassDef
+    copied: frozenset[str] | None = None
 
     @property
     def name(self) -> str:
@@ -57,6 +59,15 @@ class Hierarchy:
         self.folder = folder
         self._mros: dict[ClassRef, list[Ancestor]] = {}
         self._members: dict[ClassRef, dict[str, cst.BaseStatement]] = {}
+        self._copies: dict[ClassRef, list[tuple[ClassRef, str]]] = {}
+
+    def copy_onto(self, target: ClassRef, source: ClassRef, names: frozenset[str], written: str) -> None:
+        """Members `names` of `source` were copied onto `target` when the module was imported
+        (a `setattr` loop over a mixin's `__dict__`): they are found right after `target`'s own,
+        and the program writes `source` (with those members only) as a base of `target`,
+        `written` being its name in `target`'s module."""
+        self._copies.setdefault(target, []).append((ClassRef(source.module, source.node, names), written))
+        self._mros.clear()
 
     def class_of(self, binding: Binding | None) -> ClassRef | None:
         """The class a binding is, if it is a top-level class of the folder's modules."""
@@ -68,14 +79,16 @@ class Hierarchy:
         return None
 
     def mro(self, cls: ClassRef, _below: tuple[ClassRef, ...] = ()) -> list[Ancestor]:
-        """C3, as Python computes it; classes from outside the folder are opaque leaves."""
+        """C3, as Python computes it; classes from outside the folder are opaque leaves, and what
+        the import copied onto a class comes right after it."""
         if cls in self._mros:
             return self._mros[cls]
         if cls in _below:
             raise HierarchyError(f"{cls.name} is among its own bases")
         bases = self._bases(cls)
-        mro = [cls, *_merge([self.mro(b, (*_below, cls)) if isinstance(b, ClassRef) else [b] for b in bases]
-                            + [bases], cls.name)]
+        copies = [copy for copy, _ in self._copies.get(cls, ())]
+        mro = [cls, *copies, *_merge([self.mro(b, (*_below, cls)) if isinstance(b, ClassRef) else [b] for b in bases]
+                                     + [bases], cls.name)]
         self._mros[cls] = mro
         return mro
 
@@ -123,6 +136,8 @@ class Hierarchy:
             for item in body(cls.node):
                 for name in member_names(cls.module, item):
                     found[name] = item
+            if cls.copied is not None:
+                found = {name: item for name, item in found.items() if name in cls.copied}
             self._members[cls] = found
         return self._members[cls]
 
@@ -152,11 +167,17 @@ class Hierarchy:
     def pruned(self, cls: ClassRef, members: dict[ClassRef, list[cst.BaseStatement]],
                replace: dict[cst.BaseStatement, cst.BaseStatement]) -> list[tuple[ClassRef, cst.ClassDef]]:
         """Each class along the MRO with only `members` (some `replace`d), its TestCase base
-        HarvestedChecks; the class itself gets HarvestedChecks when no base of the folder has it."""
+        HarvestedChecks; the class itself gets HarvestedChecks when no base of the folder has it.
+        A class members were copied onto has the classes they came from as bases, those of them
+        the test reaches."""
         found = []
         for owner, items in members.items():
+            if owner.copied is not None and not items:
+                continue  # copied members the test does not reach
             bases = [arg.with_changes(value=cst.Name(framework.BASE_CLASS)) if self._framework(owner, arg) else arg
-                     for arg in owner.node.bases]
+                     for arg in owner.node.bases] if owner.copied is None else []  # its own members only
+            bases[:0] = [cst.Arg(cst.parse_expression(written)) for copy, written in self._copies.get(owner, ())
+                         if members.get(copy)]
             if owner == cls and not self.is_case(cls):
                 bases.append(cst.Arg(cst.Name(framework.BASE_CLASS)))
             kept = [replace.get(item, item) for item in items] or [cst.SimpleStatementLine([cst.Pass()])]
@@ -169,6 +190,8 @@ class Hierarchy:
         return [a for a in self.mro(cls) if isinstance(a, ClassRef)]
 
     def _bases(self, cls: ClassRef) -> list[Ancestor]:
+        if cls.copied is not None:
+            return []  # what was copied is the class's own members, not what it inherits
         found: list[Ancestor] = []
         for arg in cls.node.bases:
             found.append(self._base(cls.module, arg.value) or cls.module.code(arg.value))

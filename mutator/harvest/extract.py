@@ -90,7 +90,7 @@ def is_test_file(source: str, *, siblings: Siblings = no_siblings) -> bool:
     if not sibling_imports(tree):
         return False
     try:
-        return any(True for _ in _Module(Folder(source, siblings)).collected())
+        return any(True for _ in Extractor(Folder(source, siblings)).collected())
     except (cst.ParserSyntaxError, RecursionError):
         return False
     except Exception:  # noqa: BLE001 - a class whose bases cannot be followed (HierarchyError), or a
@@ -103,15 +103,16 @@ def extract(source: str, *, siblings: Siblings = no_siblings) -> list[Extraction
     ExtractionError when the file as a whole cannot be taken apart. `siblings` reads the
     modules beside it (the mixins it imports)."""
     try:
-        return _Module(Folder(source, siblings)).extractions()
+        return Extractor(Folder(source, siblings)).extractions()
     except Exception as exc:  # noqa: BLE001 - libcst refusing the file, ast's nesting limit, a shape of its
         # top level we never met or a bug of ours there (each test and class is guarded on its own):
         # it costs this file, never the harvest
         raise ExtractionError(f"cannot be taken apart ({one_line(exc)})") from None
 
 
-class _Module:
-    """A test file taken apart: what pytest collects of it, each test made a program."""
+class Extractor:
+    """A test file taken apart: what pytest collects of it (read from its text, `extractions`), each
+    test made a program (`method_tests`, `function_tests`, also for the tests an import collected)."""
 
     def __init__(self, folder: Folder) -> None:
         self.folder = folder
@@ -122,7 +123,7 @@ class _Module:
         found: list[Extraction] = []
         for name, item in self._namespace():
             if isinstance(item, cst.FunctionDef):
-                found.extend(self._guarded(name, lambda: self._function(item)))
+                found.extend(self.guarded(name, lambda: self._function(item)))
                 continue
             try:
                 tests = self.hierarchy.tests(item) if self.hierarchy.collected(name, item) else []
@@ -133,23 +134,14 @@ class _Module:
                 found.append(ExtractionFailed(name, f"extraction failed: {one_line(exc)}"))
                 continue
             for owner, test in tests:
-                found.extend(self._guarded(f"{name}::{test.name.value}",
-                                           lambda: self._method(name, item, owner, test)))
+                found.extend(self.guarded(f"{name}::{test.name.value}",
+                                          lambda: self._method(name, item, owner, test)))
         return found
 
     def collected(self) -> Iterator[str]:
         """The names of the classes pytest collects (raises HierarchyError for one it cannot follow)."""
         return (name for name, item in self._namespace()
                 if isinstance(item, ClassRef) and self.hierarchy.collected(name, item))
-
-    def _guarded(self, test_id: str, extraction: Callable[[], list[Extraction]]) -> list[Extraction]:
-        try:
-            return extraction()
-        except AssemblyError as exc:
-            return [ExtractionFailed(test_id, f"extraction failed: cannot stand alone: {exc}")]
-        except Exception as exc:  # noqa: BLE001 - a test file is foreign input run through our code:
-            # a shape we never met, or a bug of ours, in one test must cost that test, not the harvest
-            return [ExtractionFailed(test_id, f"extraction failed: {one_line(exc)}")]
 
     def _namespace(self) -> Iterator[tuple[str, cst.FunctionDef | ClassRef]]:
         """The module's test functions and classes, in file order: its own classes and those it
@@ -174,49 +166,74 @@ class _Module:
                         yield name, cls
 
     # -- unittest methods and pytest functions ---------------------------------------------
-    def _method(self, name: str, cls: ClassRef, owner: ClassRef, test: cst.FunctionDef) -> list[Extraction]:
-        """The test as a method of `cls` (bound to `name` in the test file), defined by `owner`
-        along its MRO."""
-        test_id = f"{name}::{test.name.value}"
+    def method_tests(self, test_id: str, bound: str, cls: ClassRef, owner: ClassRef, test: cst.FunctionDef,
+                     given: list[tuple[str, dict[str, str]]] | None = None) -> list[Extraction]:
+        """The test as a method of `cls` (bound to `bound` in the test file), defined by `owner`
+        along its MRO: one program per parameter set, those `given` (each with its test id)
+        or those its decorators give (and then its skip and expected-failure decorators count)."""
         members = self.hierarchy.members_for(cls, test.name.value)
         reached = [(k.module, item) for k, items in members.items() for item in items if item is not test]
-        sets = self._parameter_sets(test_id, owner.module, test, reached)
+        sets = self._parameter_sets(test_id, owner.module, test, reached, given)
         if isinstance(sets, NotHarvested):
             return [sets]
         classes = self.hierarchy.pruned(cls, members, {test: _without_parametrize(test)})
         placed = [Placed(k.module, k.node, node) for k, node in reversed(classes)]
         visibly = self._compiles([(owner.module, test), *reached])
         found: list[Extraction] = []
-        for params in sets:
+        for set_id, params in sets:
             arguments = _with_device(test, params)
             self._same_names(owner.module, arguments)
-            found.append(Harvested(test_id + _suffix(params), assemble(
-                self.folder, placed, f'{framework.BASE_CLASS}.{framework.RUN}({name}, "{test.name.value}", '
+            found.append(Harvested(set_id, assemble(
+                self.folder, placed, f'{framework.BASE_CLASS}.{framework.RUN}({bound}, "{test.name.value}", '
                                      f'{{{_mapping(arguments)}}})'), compiles_visibly=visibly))
         return found
 
-    def _function(self, test: cst.FunctionDef) -> list[Extraction]:
-        test_id = test.name.value
-        sets = self._parameter_sets(test_id, self.main, test, [])
+    def function_tests(self, test_id: str, test: cst.FunctionDef,
+                       given: list[tuple[str, dict[str, str]]] | None = None) -> list[Extraction]:
+        """A test function of the test file, as `method_tests` a method."""
+        sets = self._parameter_sets(test_id, self.main, test, [], given)
         if isinstance(sets, NotHarvested):
             return [sets]
         placed = [Placed(self.main, test, _without_parametrize(test))]
         visibly = self._compiles([(self.main, test)])
-        return [Harvested(test_id + _suffix(params), assemble(
+        return [Harvested(set_id, assemble(
             self.folder, placed, f"{test.name.value}({_arguments(_with_device(test, params))})"),
-            compiles_visibly=visibly) for params in sets]
+            compiles_visibly=visibly) for set_id, params in sets]
+
+    def guarded(self, test_id: str, extraction: Callable[[], list[Extraction]]) -> list[Extraction]:
+        """What `extraction` gives, or the reason it failed: one test's failure costs that test."""
+        try:
+            return extraction()
+        except AssemblyError as exc:
+            return [ExtractionFailed(test_id, f"extraction failed: cannot stand alone: {exc}")]
+        except Exception as exc:  # noqa: BLE001 - a test file is foreign input run through our code:
+            # a shape we never met, or a bug of ours, in one test must cost that test, not the harvest
+            return [ExtractionFailed(test_id, f"extraction failed: {one_line(exc)}")]
+
+    def _method(self, name: str, cls: ClassRef, owner: ClassRef, test: cst.FunctionDef) -> list[Extraction]:
+        return self.method_tests(f"{name}::{test.name.value}", name, cls, owner, test)
+
+    def _function(self, test: cst.FunctionDef) -> list[Extraction]:
+        return self.function_tests(test.name.value, test)
 
     def _parameter_sets(self, test_id: str, module: Module, test: cst.FunctionDef,
-                        members: list[tuple[Module, cst.BaseStatement]]) -> list[dict[str, str]] | NotHarvested:
-        """The parameter sets to harvest the test with, or why it is not harvested."""
-        reached = [(module, test), *members]
-        why = self._not_harvestable(module, test, reached)
-        if why:
-            return NotHarvested(test_id, why)
-        sets = _parameter_sets(test, lambda name: self._definition(module, name))
+                        members: list[tuple[Module, cst.BaseStatement]],
+                        given: list[tuple[str, dict[str, str]]] | None) -> list[tuple[str, dict[str, str]]] | \
+            NotHarvested:
+        """The parameter sets to harvest the test with, each with its test id, or why it is not harvested."""
+        if any(_BY_DESIGN.search(code) for _, code in self._reached([(module, test), *members])):
+            return NotHarvested(test_id, "branches on is_compiling(): eager and compiled differ by design")
+        sets = given
         if sets is None:
-            return NotHarvested(test_id, "parametrised over values not written as a literal")
-        if not self._wrapped(module, test) and not _standalone_params(test, [_with_device(test, p) for p in sets]):
+            why = _marked(module, test)
+            if why:
+                return NotHarvested(test_id, why)
+            read = _parameter_sets(test, lambda name: self._definition(module, name))
+            if read is None:
+                return NotHarvested(test_id, "parametrised over values not written as a literal")
+            sets = [(test_id + _suffix(params), params) for params in read]
+        if not self._wrapped(module, test) and \
+                not _standalone_params(test, [_with_device(test, params) for _, params in sets]):
             return NotHarvested(test_id, "takes arguments no parameter set gives (a pytest fixture)")
         return sets
 
@@ -266,18 +283,18 @@ class _Module:
         return any(_cst_terminal(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator)
                    in module.defined for d in test.decorators)
 
-    def _not_harvestable(self, module: Module, test: cst.FunctionDef,
-                         reached: list[tuple[Module, cst.BaseStatement]]) -> str | None:
-        if any(_BY_DESIGN.search(code) for _, code in self._reached(reached)):
-            return "branches on is_compiling(): eager and compiled differ by design"
-        for decorator in test.decorators:
-            text = module.code(decorator.decorator)
-            if any(mark in text for mark in _XFAIL):
-                return "expected to fail"
-            if "mark.skip(" in text or text.endswith("mark.skip") or text.startswith("unittest.skip(") \
-                    or text.startswith("skip("):
-                return "skipped: " + text
-        return None
+
+
+def _marked(module: Module, test: cst.FunctionDef) -> str | None:
+    """Why the test's own decorators say it is not run as it is: skipped, expected to fail."""
+    for decorator in test.decorators:
+        text = module.code(decorator.decorator)
+        if any(mark in text for mark in _XFAIL):
+            return "expected to fail"
+        if "mark.skip(" in text or text.endswith("mark.skip") or text.startswith("unittest.skip(") \
+                or text.startswith("skip("):
+            return "skipped: " + text
+    return None
 
 
 def _with_device(test: cst.FunctionDef, params: dict[str, str]) -> dict[str, str]:

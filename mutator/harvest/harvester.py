@@ -1,41 +1,47 @@
 """Turn test files and reproducer scripts into validated programs (DESIGN.md, "Harvest").
 
-For every file: a test file gives one candidate per test (`harvest.extract`; the mixins
-it imports from its own folder are read from there), and one whose text names nothing
+For every file: a test file gives one candidate per test. Which tests it has is asked of
+the module itself where an executor can import it (`harvest.collection`, in a sandboxed
+worker, as pytest would: what it does at import time counts), and read from its text
+where it cannot (a module that fails to import is listed with its error) or no executor
+collects; either way each test's program is built from the folder's text
+(`harvest.located`, `harvest.extract`; the mixins it imports from its own folder are read
+from there). A test whose text names nothing
 that compiles is kept only if running it compiles something; any
 other file that is a program (a reproducer script) is a candidate as it is, unless files
 of its folder import it (a module of mixins: its tests come through theirs). Every candidate is checked through the pool like any program: one
 that fails eagerly is dropped and counted by reason, one skipped at run time is
 counted, one with a bug verdict is filed in `DIR/findings/` (a test that already fails
-is worth knowing), and a passing one is written to DIR with a provenance header (and a
-JSON sidecar with its features, as a campaign's queue has) unless its coverage features
-or its text repeat a program already there. Harvest never aborts for one file or one
+is worth knowing), and a passing one is written to DIR with a
+provenance header (and a JSON sidecar with its features, as a campaign's queue has)
+unless its coverage features or its text repeat a program already there (`harvest.kept`). Harvest never aborts for one file or one
 test: a file that cannot be read, parsed or taken apart goes to `errors`, a test that
 cannot be extracted, made a program, checked or written to `failures`, each with its
 reason, and the run goes on. The harvesting process never imports or runs the files it
-reads.
+reads: the workers do.
 """
 
 from __future__ import annotations
 
-import hashlib
 import re
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mutator.core import storage, parsing
-from mutator.judge.check import CheckResult
-from mutator.core.features import semantic_features
-from mutator.findings.store import FindingStore
-from mutator.harvest.extract import (ExtractionError, ExtractionFailed, NotHarvested, extract, is_test_file,
-                                     one_line)
-from mutator.harvest.modules import folder_reader, sibling_imports
+from mutator.core import parsing
 from mutator.core.program import SCRIPT_DECLARATION, Program, ProgramError, discover, parse_source, read_source
 from mutator.core.verdict import Verdict
+from mutator.findings.store import FindingStore
+from mutator.harvest.collection import Collected, Collection, CollectionFailed, ModuleSkipped
+from mutator.harvest.extract import (Extraction, ExtractionError, ExtractionFailed, NotHarvested, extract,
+                                     is_test_file, one_line)
+from mutator.harvest.kept import HEADER, KnownPrograms, body_digest, invalid_kind
+from mutator.harvest.located import extract_collected
+from mutator.harvest.modules import Siblings, folder_reader, sibling_imports
+from mutator.judge.check import CheckResult
 
 SKIP_TYPES = ("unittest.case.SkipTest", "_pytest.outcomes.Skipped")
 _UNSAFE = re.compile(r"[^A-Za-z0-9_]+")
@@ -65,6 +71,9 @@ class HarvestReport:
     unstable: int = 0
     duplicates: int = 0
     already_failing: list[dict[str, str]] = field(default_factory=list)
+    imported: int = 0  # test files whose tests were collected by importing them
+    collection_errors: list[dict[str, str]] = field(default_factory=list)  # file, error: read from the text instead
+    skipped_modules: list[dict[str, str]] = field(default_factory=list)  # file, reason: a module that skips itself
     not_programs: list[str] = field(default_factory=list)  # files that are neither tests nor programs (helpers)
     errors: list[str] = field(default_factory=list)  # files that cannot be read, parsed or taken apart
     failed: Counter[str] = field(default_factory=Counter)  # tests not processed, by kind: "not a program", ...
@@ -82,6 +91,8 @@ class HarvestReport:
                     not_harvested=dict(self.not_harvested), skipped=self.skipped, invalid=dict(self.invalid),
                     invalid_programs=self.invalid_programs, unstable=self.unstable, duplicates=self.duplicates,
                     already_failing=self.already_failing,
+                    imported=self.imported, collection_errors=self.collection_errors,
+                    skipped_modules=self.skipped_modules,
                     not_programs=self.not_programs, errors=self.errors, failed=dict(self.failed),
                     failures=self.failures, checked=self.checked, not_harvested_tests=self.not_harvested_tests)
 
@@ -98,53 +109,49 @@ class HarvestReport:
 
 class Harvester:
     def __init__(self, check: Callable[[Program], CheckResult], store: FindingStore, out: Path, *,
-                 torch_version: str, workers: int = 2, clock: Callable[[], float] = time.time) -> None:
+                 torch_version: str, workers: int = 2, clock: Callable[[], float] = time.time,
+                 collect: Callable[[Path], Future[Collection]] | None = None) -> None:
+        """`collect`: the collection of a test file by importing it (`Collector.collect`); without
+        it, tests are read from the files' text."""
         self._check = check
         self._store = store
         self._out = out
         self._torch = torch_version
         self._workers = workers
         self._clock = clock
-        self._seen_features: set[frozenset[int]] = set()
-        self._seen_sources: set[str] = set()
-        for path in self._existing():
-            self._seen_sources.add(_body_digest(read_source(path)))
-            sidecar = storage.read_json(path.with_suffix(".json")) if path.with_suffix(".json").exists() else {}
-            if isinstance(sidecar, dict) and sidecar.get("features"):
-                self._seen_features.add(frozenset(sidecar["features"]))
+        self._collect = collect
+        self._known = KnownPrograms(out)
 
     def candidates(self, paths: Iterable[str | Path], report: HarvestReport) -> list[Candidate]:
         """Every candidate program of every file, with its provenance header; what goes wrong
-        with a file or a test is reported, never raised."""
+        with a file or a test is reported, never raised. Test files are collected side by side."""
         found: list[Candidate] = []
         stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self._clock()))
         files = discover(list(paths))
         imported = _ImportedBeside(files)
-        for path in files:
+        read = [(path, _File.read(path)) for path in files]
+        collections = {path: self._collect(path) for path, file in read
+                       if isinstance(file, _File) and file.is_test and self._collect is not None}
+        for path, file in read:
             report.files += 1
-            found.extend(self._file_candidates(path, stamp, report, imported))
+            if isinstance(file, ProgramError):
+                report.errors.append(str(file))
+            elif file.is_test:
+                found.extend(self._test_candidates(file, stamp, report, collections.get(path)))
+            elif imported.contains(path):
+                report.not_programs.append(f"{path}: a module the files beside it import, harvested through them")
+            else:
+                found.extend(self._script_candidates(path, file.source, stamp, report))
         report.candidates = len(found)
         return found
 
-    def _file_candidates(self, path: Path, stamp: str, report: HarvestReport,
-                         imported: _ImportedBeside) -> list[Candidate]:
-        """One file's candidates: one per harvested test of a test file (its mixins read from
-        the files beside it), the file itself for a script; none for a module that files
-        beside it import (a mixin's tests are harvested through the classes inheriting it)."""
-        try:
-            source = _read(path)
-        except ProgramError as exc:
-            report.errors.append(str(exc))
-            return []
-        siblings = folder_reader(path)
-        if not is_test_file(source, siblings=siblings):
-            if imported.contains(path):
-                report.not_programs.append(f"{path}: a module the files beside it import, harvested through them")
-                return []
-            return self._script_candidates(path, source, stamp, report)
+    def _test_candidates(self, file: _File, stamp: str, report: HarvestReport,
+                         collection: Future[Collection] | None) -> list[Candidate]:
+        """A test file's candidates: one per harvested test (its mixins read from the files beside it)."""
+        path = file.path
         report.test_files += 1
         try:
-            extractions = extract(source, siblings=siblings)
+            extractions = self._extractions(file, collection, report)
         except ExtractionError as exc:
             report.errors.append(f"{path}: {exc}")
             return []
@@ -171,6 +178,21 @@ class Harvester:
         report.scripts += 1
         candidate = self._candidate(str(path), _header(str(path), stamp, self._torch) + source, report)
         return [candidate] if candidate is not None else []
+
+    def _extractions(self, file: _File, collection: Future[Collection] | None,
+                     report: HarvestReport) -> list[Extraction]:
+        """The file's tests as its import collected them, or as its text has them when it was
+        not collected or could not be imported; none for a module that skips itself."""
+        found = _collection(collection) if collection is not None else None
+        if isinstance(found, ModuleSkipped):
+            report.skipped_modules.append(dict(file=str(file.path), reason=found.reason))
+            return []
+        if isinstance(found, Collected):
+            report.imported += 1
+            return extract_collected(file.source, found, path=str(file.path), siblings=file.siblings)
+        if isinstance(found, CollectionFailed):
+            report.collection_errors.append(dict(file=str(file.path), error=found.error))
+        return extract(file.source, siblings=file.siblings)
 
     def harvest(self, paths: Iterable[str | Path]) -> HarvestReport:
         report = HarvestReport()
@@ -208,7 +230,7 @@ class Harvester:
             return "skipped"
         verdict = result.verdict
         if verdict is Verdict.INVALID:
-            report.invalid[_invalid_kind(result)] += 1
+            report.invalid[invalid_kind(result)] += 1
             report.invalid_programs.append(dict(origin=candidate.origin, reason=result.reason[:300]))
             return "invalid"
         if verdict is Verdict.UNSTABLE:
@@ -224,23 +246,17 @@ class Harvester:
             report.already_failing.append(dict(origin=candidate.origin, verdict=verdict.name, reason=result.reason,
                                                finding=finding.directory))
             return "filed"
-        features = result.compiled.features | semantic_features(result.compiled)
-        digest = _body_digest(candidate.program.source)
-        if digest in self._seen_sources or result.compiled.features and features in self._seen_features:
+        digest = body_digest(candidate.program.source)
+        if self._known.repeats(digest, result):
             report.duplicates += 1
             return "duplicate"
         path = self._unique_path(candidate.origin)
         try:
-            storage.write_text(path, candidate.program.source)
-            storage.write_json(path.with_suffix(".json"), dict(origin=candidate.origin,
-                                                                seconds=round(result.seconds, 4),
-                                                                features=sorted(features)))
+            self._known.keep(path, candidate.program.source, dict(origin=candidate.origin,
+                                                                  seconds=round(result.seconds, 4)), digest, result)
         except OSError as exc:
-            path.unlink(missing_ok=True)  # a program without its sidecar would pass for one without features
             report.fail(candidate.origin, f"not written: {one_line(exc)}")
             return "failed"
-        self._seen_sources.add(digest)
-        self._seen_features.add(features)
         report.written.append(str(path))
         return "written"
 
@@ -262,8 +278,6 @@ class Harvester:
             n += 1
         return path
 
-    def _existing(self) -> list[Path]:
-        return sorted(self._out.glob("*.py")) if self._out.is_dir() else []
 
 
 class _ImportedBeside:
@@ -287,17 +301,34 @@ class _ImportedBeside:
         return path in self._folders[path.parent]
 
 
-def _read(path: Path) -> str:
-    """A file's text, or a one-line ProgramError naming it: unreadable, not UTF-8, does not parse."""
-    source = read_source(path)
+@dataclass(frozen=True, slots=True)
+class _File:
+    """A file harvest read: its text, the reader of the modules beside it, whether it is a test file."""
+
+    path: Path
+    source: str
+    siblings: Siblings
+    is_test: bool
+
+    @classmethod
+    def read(cls, path: Path) -> _File | ProgramError:
+        """The file, or a one-line ProgramError naming it: unreadable, not UTF-8, does not parse."""
+        try:
+            source = read_source(path)
+            parse_source(source, str(path))
+        except ProgramError as exc:
+            return exc
+        except RecursionError:  # ast's own limit on nesting, not a syntax error
+            return ProgramError(f"{path}: nested too deeply to parse; split the expression")
+        siblings = folder_reader(path)
+        return cls(path, source, siblings, is_test_file(source, siblings=siblings))
+
+
+def _collection(pending: Future[Collection]) -> Collection:
     try:
-        parse_source(source, str(path))
-    except RecursionError:  # ast's own limit on nesting, not a syntax error
-        raise ProgramError(f"{path}: nested too deeply to parse; split the expression") from None
-    return source
-
-
-HEADER = "# Harvested by mutator from "
+        return pending.result()
+    except Exception as exc:  # noqa: BLE001 - a bug of ours collecting: the file's text decides instead
+        return CollectionFailed(f"not collected: {one_line(exc)}")
 
 
 def _header(origin: str, stamp: str, torch_version: str, compiles_visibly: bool = True) -> str:
@@ -312,13 +343,6 @@ def _compiled_something(result: CheckResult) -> bool:
     return any(call.compiles for call in observation.calls) or bool(observation.compile and observation.compile.compiles)
 
 
-def _body_digest(source: str) -> str:
-    """The program's identity without its provenance header (which carries a time)."""
-    lines = source.splitlines(keepends=True)
-    body = "".join(lines[2:]) if lines and lines[0].startswith(HEADER) else source
-    return hashlib.sha1(body.encode()).hexdigest()
-
-
 def _file_name(origin: str) -> str:
     path, _, test = origin.partition("::")
     stem = Path(path).stem + (f"__{test}" if test else "")
@@ -327,8 +351,3 @@ def _file_name(origin: str) -> str:
 
 def _reason_kind(reason: str) -> str:
     return reason.split(":", 1)[0]
-
-
-def _invalid_kind(result: CheckResult) -> str:
-    exc = result.judgement.eager_exception or result.eager.uncaught
-    return exc.short_type if exc is not None else result.eager.outcome.value

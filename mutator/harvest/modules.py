@@ -15,7 +15,7 @@ from __future__ import annotations
 import ast
 import builtins
 import textwrap
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -61,6 +61,8 @@ class Statement:
     refs: frozenset[str]  # what it loads as the folder resolves it: "name" (bare) and "name.attr"
     kind: str  # import, definition, config, runner, main, other
     origins: dict[str, Origin] = field(default_factory=dict)  # an import's names
+    # what the imports inside its functions bind (`from .utils import hook` in a setUp), each name's first
+    nested: dict[str, Origin] = field(default_factory=dict)
 
 
 class Module:
@@ -69,7 +71,7 @@ class Module:
     def __init__(self, name: str, source: str) -> None:
         self.name = name  # "" for the test file itself
         self.tree = cst.parse_module(source)
-        self.statements = [self._describe(node) for node in self.tree.body]
+        self.statements = [self._describe(node) for node in _top_level(self.tree.body)]
         self.defined = {n: s for s in self.statements if s.kind != "import" for n in s.binds}
         self.imported = {n: s for s in self.statements if s.kind == "import" for n in s.binds}
         self.stars = [origin for s in self.statements for n, origin in s.origins.items() if n == "*"]
@@ -95,8 +97,9 @@ class Module:
             binds, kind = frozenset(), "main"
         elif _runner_call(first):  # `instantiate_parametrized_tests(T)`, `T = instantiate_...(T)` too
             binds, kind = frozenset(), "runner"
+        nested = {} if kind == "import" or first is None else _nested_origins(first)
         standalone = cst.Module([]).code_for_node(node.visit(framework.Standalone()))
-        return Statement(node, binds, references(standalone), kind, origins)
+        return Statement(node, binds, references(standalone), kind, origins, nested)
 
 
 @dataclass(frozen=True, slots=True)
@@ -223,9 +226,10 @@ class Folder:
 
 
 def sibling_imports(tree: ast.Module) -> set[str]:
-    """The names of the modules a file's top-level imports could find beside it."""
+    """The names of the modules a file's top-level imports could find beside it (those of a
+    `try:` block that falls back on other imports included)."""
     found: set[str] = set()
-    for node in tree.body:
+    for node in (n for top in tree.body for n in (top.body if isinstance(top, ast.Try) else [top])):
         if isinstance(node, ast.Import):
             found.update(a.name for a in node.names if "." not in a.name)
         elif isinstance(node, ast.ImportFrom) and node.level <= 1:
@@ -236,12 +240,56 @@ def sibling_imports(tree: ast.Module) -> set[str]:
     return found
 
 
+def _top_level(body: Sequence[cst.BaseStatement]) -> Iterator[cst.BaseStatement]:
+    """A module's top-level statements, with the imports of a `try:` that falls back on other
+    imports when they fail (`try: from ._common import x` / `except ImportError: from _common
+    import x`) standing for the block: its first branch is what a package import runs, and
+    the modules of either are the ones beside the file."""
+    for node in body:
+        yield from node.body.body if _import_fallback(node) else [node]  # type: ignore[attr-defined]
+
+
+def _import_fallback(node: cst.BaseStatement) -> bool:
+    """`try:` imports, `except ImportError:` (or ModuleNotFoundError) other imports, and nothing else."""
+    if not (isinstance(node, cst.Try) and node.handlers and node.orelse is None and node.finalbody is None):
+        return False
+    caught = [h.type for h in node.handlers]
+    if not all(isinstance(t, (cst.Name, cst.Tuple)) and names(cst.Module([]).code_for_node(t)) <= _IMPORT_ERRORS
+               for t in caught):
+        return False
+    statements = [s for block in (node.body, *(h.body for h in node.handlers)) for s in block.body]
+    return all(isinstance(s, cst.SimpleStatementLine) and all(isinstance(small, (cst.Import, cst.ImportFrom, cst.Pass))
+                                                               for small in s.body) for s in statements)
+
+
+_IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError"})
+
+
 def _origins(node: ast.Import | ast.ImportFrom) -> dict[str, Origin]:
     if isinstance(node, ast.Import):  # `import a.b` binds the package a; `import a.b as c`, a.b itself
         return {alias.asname or alias.name.split(".")[0]: Origin(alias.name if alias.asname else
                                                                  alias.name.split(".")[0], None, 0)
                 for alias in node.names}
     return {alias.asname or alias.name: Origin(node.module or "", alias.name, node.level) for alias in node.names}
+
+
+def nested_imports(code: str) -> dict[str, Origin]:
+    """What the imports inside the functions (and classes) of a piece of code bind."""
+    try:
+        tree = parsing.parse(textwrap.dedent(code))
+    except SyntaxError:
+        return {}
+    return {name: origin for node in tree.body for name, origin in _nested_origins(node).items()}
+
+
+def _nested_origins(node: ast.stmt) -> dict[str, Origin]:
+    found: dict[str, Origin] = {}
+    for inner in ast.walk(node):
+        if isinstance(inner, ast.ImportFrom):
+            for name, origin in _origins(inner).items():
+                found.setdefault(name, origin)
+    found.pop("*", None)
+    return found
 
 
 def _del_targets(target: cst.BaseExpression) -> Iterator[cst.Name]:

@@ -18,6 +18,7 @@ FIXTURES = ROOT / "tests" / "fixtures" / "harvest"
 FAILURES = ROOT / "tests" / "fixtures" / "harvest_failures"  # beside FIXTURES: their counts stay as they are
 INHERIT = ROOT / "tests" / "fixtures" / "harvest_inherit"
 RUN_DECIDES = ROOT / "tests" / "fixtures" / "harvest_run_decides"
+IMPORTED = ROOT / "tests" / "fixtures" / "harvest_import"
 
 
 def mutate(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
@@ -184,3 +185,39 @@ def test_a_test_compiling_through_a_helper_its_text_does_not_name_is_harvested_b
     assert written.read_text().splitlines()[2].startswith("# mutator-form: script")
     assert json.loads(written.with_suffix(".json").read_text())["features"]
     assert failing_alone([written], tmp_path) == []
+
+
+def pytest_collects(folder: Path, *files: str) -> set[str]:
+    """What `pytest --collect-only -q` lists of `files` (run in `folder`, with no configuration of ours)."""
+    proc = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider", "-c",
+                           os.devnull, *files], capture_output=True, text=True, cwd=folder, timeout=600)
+    return {line for line in proc.stdout.splitlines() if "::" in line}
+
+
+def test_tests_a_module_makes_at_import_time_are_collected_as_pytest_collects_them_and_harvested(tmp_path):
+    """Members copied from two mixin modules by a setattr loop, parametrised by the folder's own
+    decorator and by torch's instantiate_parametrized_tests; a module that fails to import is
+    listed, and its tests read from its text."""
+    out = tmp_path / "out"
+    proc = mutate("harvest", str(IMPORTED), "--out", str(out), "--json", "-j", "2")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    report = json.loads(proc.stdout)
+    assert report["imported"] == 2 and report["failures"] == [] and report["invalid"] == {}, report
+    [failed] = report["collection_errors"]
+    assert failed == {"file": str(IMPORTED / "test_import_fails.py"),
+                      "error": "ImportError: this test module needs a_module_nobody_installed (test_import_fails.py:11)"}
+    assert f"warning: {IMPORTED / 'test_import_fails.py'}: cannot be imported" in proc.stderr
+    checked = {Path(c["origin"].split("::", 1)[0]).name + "::" + c["origin"].split("::", 1)[1]: c
+               for c in report["checked"]}
+    importable = ("test_copied_members.py", "test_torch_parametrize.py")
+    assert {t for t in checked if t.startswith(importable)} == pytest_collects(IMPORTED, *importable)
+    assert len(checked) == 12 and "test_import_fails.py::NeedsAModule::test_doubles" in checked
+    assert {c["verdict"] for c in checked.values()} == {"PASS"}
+    programs = {json.loads(Path(p).with_suffix(".json").read_text())["origin"].split("::", 1)[1]: Path(p).read_text()
+                for p in report["programs"]}
+    sizes = programs["CopiedTests::test_scale_sizes_size_2"]
+    assert "class CopiedTests(ScalingChecks, HarvestedChecks):" in sizes and "    factor = 3.0\n" in sizes
+    assert sizes.endswith('HarvestedChecks.harvested_run(CopiedTests, "test_scale_sizes", {"size": 2})\n')
+    assert programs["PowerTests::test_power_exponent_2"].endswith(
+        'HarvestedChecks.harvested_run(PowerTests, "test_power", {"exponent": 2})\n')
+    assert failing_alone(sorted(out.glob("*.py")), tmp_path) == []

@@ -83,14 +83,14 @@ def test_a_file_extraction_cannot_take_apart_is_listed_and_the_other_files_are_h
 
 
 def test_a_bug_of_ours_in_one_test_costs_that_test(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    function = extract_module._Module._function
+    function = extract_module.Extractor._function
 
     def broken_for_negates(self, test):  # type: ignore[no-untyped-def]
         if test.name.value == "test_negates":
             raise KeyError("a shape extraction never met")
         return function(self, test)
 
-    monkeypatch.setattr(extract_module._Module, "_function", broken_for_negates)
+    monkeypatch.setattr(extract_module.Extractor, "_function", broken_for_negates)
     (tmp_path / "test_good.py").write_text(GOOD)
     report = harvester(tmp_path / "out").harvest([tmp_path / "test_good.py"])
     assert written_tests(tmp_path / "out", report) == {"test_doubles"}
