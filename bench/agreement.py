@@ -20,6 +20,11 @@ What the numbers mean:
   bug verdict. Agreement is the share of judged tests where pytest `pass` meets `PASS`
   and pytest `fail` meets a bug verdict. A *false alarm* is pytest `pass` with a bug
   verdict, a *miss* pytest `fail` with `PASS`; each is printed with our reason;
+- a *divergence the test misses* is a bug verdict on a test whose own checks passed in
+  both of our runs (harvest lists it in `divergences_the_test_misses`, with the comparison
+  that saw it: order of keys, type, identity): pytest passes it because its assertions do
+  not look there. It is no false alarm: it counts as agreeing with pytest on what the test
+  checks, and is printed apart with the comparison;
 - *valid* is the share of tests that compile something (checked, less `compiles nothing`
   and `skipped` when run, plus those that could not be made a program) whose program ran
   eagerly and stably (`PASS` or a bug verdict); the others are counted by reason.
@@ -38,6 +43,7 @@ from pathlib import Path
 
 BUG_VERDICTS = {"MISMATCH", "CRASH", "HANG", "RECOMPILE_STORM", "FULLGRAPH_BREAK", "SPECIALIZATION",
                 "BACKEND_FAILURE"}
+JUDGED = ("PASS", "bug", "test misses")  # our columns of a judged test
 TestId = tuple[str, str, str]  # file name, class ("" for a function), test name with parameters
 
 
@@ -47,6 +53,7 @@ class Ours:
 
     kind: str  # "PASS", "MISMATCH", ..., "INVALID", "UNSTABLE", "skipped", "compiles nothing", "not harvested", "failed"
     reason: str = ""
+    missed: str = ""  # a bug verdict the test's own checks pass over: the comparison that saw it
 
     @property
     def judged(self) -> bool:
@@ -55,7 +62,7 @@ class Ours:
     @property
     def column(self) -> str:
         if self.kind in BUG_VERDICTS:
-            return "bug"
+            return "test misses" if self.missed else "bug"
         if self.kind in ("not harvested", "failed"):
             return f"{self.kind}: {self.reason.split(':', 1)[0].split(' (')[0]}"
         return self.kind
@@ -65,6 +72,7 @@ class Ours:
 class FileTally:
     rows: Counter[tuple[str, str]] = field(default_factory=Counter)  # (pytest outcome, our column)
     disagreements: list[str] = field(default_factory=list)
+    missed: list[str] = field(default_factory=list)  # divergences the tests pytest passes miss
     invalid: Counter[str] = field(default_factory=Counter)
     compiling: int = 0
     valid: int = 0
@@ -72,18 +80,19 @@ class FileTally:
     def add(self, other: FileTally) -> None:
         self.rows.update(other.rows)
         self.disagreements.extend(other.disagreements)
+        self.missed.extend(other.missed)
         self.invalid.update(other.invalid)
         self.compiling += other.compiling
         self.valid += other.valid
 
     @property
     def judged(self) -> int:
-        return sum(n for (outcome, column), n in self.rows.items()
-                   if outcome in ("pass", "fail") and column in ("PASS", "bug"))
+        return sum(n for (outcome, column), n in self.rows.items() if outcome in ("pass", "fail") and column in JUDGED)
 
     @property
     def agreed(self) -> int:
-        return self.rows["pass", "PASS"] + self.rows["fail", "bug"]
+        return self.rows["pass", "PASS"] + self.rows["fail", "bug"] + self.rows["pass", "test misses"] \
+            + self.rows["fail", "test misses"]
 
 
 def pytest_results(path: Path) -> dict[TestId, tuple[str, str]]:
@@ -134,12 +143,14 @@ def harvest_results(report: dict) -> tuple[dict[TestId, Ours], list[str]]:
         put(entry["origin"], Ours("not harvested", entry["reason"]))
     for entry in report.get("failures", []):
         put(entry["origin"], Ours("failed", entry["reason"]))
+    missed = {entry["origin"]: f"{entry['comparison']}: {entry['detail']}"
+              for entry in report.get("divergences_the_test_misses", [])}
     for entry in report.get("checked", []):
         outcome = entry["outcome"]
         if outcome in ("skipped", "compiles nothing"):
             put(entry["origin"], Ours(outcome, entry["reason"]))
         elif outcome != "failed":  # a failed one is in `failures` with its reason
-            put(entry["origin"], Ours(entry["verdict"], entry["reason"]))
+            put(entry["origin"], Ours(entry["verdict"], entry["reason"], missed.get(entry["origin"], "")))
     return ours, odd
 
 
@@ -158,7 +169,9 @@ def tally(pytest: dict[TestId, tuple[str, str]], ours: dict[TestId, Ours]) -> di
         mine = ours.get(test_id, Ours("unmatched"))
         file_tally.rows[outcome, mine.column] += 1
         _count_validity(file_tally, mine)
-        if outcome in ("pass", "fail") and mine.judged and (outcome == "pass") != (mine.kind == "PASS"):
+        if outcome == "pass" and mine.missed:
+            file_tally.missed.append(f"{'::'.join(p for p in test_id[1:] if p)}: ours {mine.kind}, {_short(mine.missed)}")
+        elif outcome in ("pass", "fail") and mine.judged and (outcome == "pass") != (mine.kind == "PASS"):
             what = "false alarm" if outcome == "pass" else "miss"
             file_tally.disagreements.append(f"{what}: {'::'.join(p for p in test_id[1:] if p)}: pytest {outcome}, "
                                             f"ours {mine.kind}: {_short(mine.reason)}"
@@ -199,7 +212,7 @@ def print_file(name: str, file_tally: FileTally) -> None:
           f"({_pct(file_tally.valid, file_tally.compiling)})")
     outcomes = ["pass", "fail", "skip", "xfail", "(not in pytest)"]
     columns = sorted({column for _, column in file_tally.rows},
-                     key=lambda c: (["PASS", "bug", "INVALID", "UNSTABLE"] + [c]).index(c))
+                     key=lambda c: (["PASS", "bug", "test misses", "INVALID", "UNSTABLE"] + [c]).index(c))
     print(f"  {'pytest':<16}" + "".join(f"  {c:>{max(len(c), 4)}}" for c in columns))
     for outcome in outcomes:
         if any(file_tally.rows[outcome, c] for c in columns):
@@ -207,6 +220,8 @@ def print_file(name: str, file_tally: FileTally) -> None:
                                                for c in columns))
     for line in file_tally.disagreements:
         print(f"  {line}")
+    for line in file_tally.missed:
+        print(f"  divergence the test misses: {line}")
     if file_tally.invalid:
         print("  not valid programs: " + ", ".join(f"{kind} x{n}" for kind, n in file_tally.invalid.most_common()))
 
@@ -216,14 +231,18 @@ def print_total(label: str, names: list[str], by_file: dict[str, FileTally]) -> 
     for name in names:
         if name in by_file:
             total.add(by_file[name])
+    passing = sum(n for (outcome, _), n in total.rows.items() if outcome == "pass")
+    passing_judged = sum(n for (outcome, column), n in total.rows.items() if outcome == "pass" and column in JUDGED)
     alarms = sum(line.startswith("false alarm") for line in total.disagreements)
     misses = len(total.disagreements) - alarms
     print(f"\n{label} ({', '.join(names)}): judged {total.judged}, agreed {total.agreed} "
           f"({_pct(total.agreed, total.judged)}), false alarms {alarms}, misses {misses}, "
-          f"valid programs {total.valid}/{total.compiling} ({_pct(total.valid, total.compiling)})")
+          f"divergences the tests miss {len(total.missed)}, "
+          f"valid programs {total.valid}/{total.compiling} ({_pct(total.valid, total.compiling)}); "
+          f"judged {passing_judged} of the {passing} items pytest passes ({_pct(passing_judged, passing)})")
     not_judged = Counter()
     for (outcome, column), n in total.rows.items():
-        if not (outcome in ("pass", "fail") and column in ("PASS", "bug")):
+        if not (outcome in ("pass", "fail") and column in JUDGED):
             not_judged[f"pytest {outcome} / ours {column}"] += n
     print("  not judged: " + ", ".join(f"{k} x{n}" for k, n in sorted(not_judged.items())))
 

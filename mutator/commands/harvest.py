@@ -93,6 +93,7 @@ def _print_harvest(console: Console, report, out: Path) -> None:  # type: ignore
             ("programs written", len(report.written)), ("skipped when run", report.skipped),
             ("duplicates (same coverage)", report.duplicates), ("unstable", report.unstable),
             ("already failing (filed)", len(report.already_failing)),
+            ("divergences the test misses (filed)", len(report.divergences_the_test_misses)),
             ("test files collected by importing them", report.imported),
             ("test files that cannot be imported (read from their text)", len(report.collection_errors))]
     rows += [("modules that skip themselves", len(report.skipped_modules))] if report.skipped_modules else []
@@ -105,4 +106,7 @@ def _print_harvest(console: Console, report, out: Path) -> None:  # type: ignore
     console.print(table)
     for failing in report.already_failing:
         console.print(f"  [bold red]{failing['verdict']}[/] {failing['origin']}: {failing['reason'][:160]}")
+    for missed in report.divergences_the_test_misses:
+        console.print(f"  [bold red]{missed['verdict']}[/] {missed['origin']}: its checks pass; the {missed['comparison']} "
+                      f"differs: {missed['detail'][:160]}")
     console.print(f"programs in {out}/, findings in {out}/findings/")

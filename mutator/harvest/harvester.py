@@ -12,7 +12,8 @@ other file that is a program (a reproducer script) is a candidate as it is, unle
 of its folder import it (a module of mixins: its tests come through theirs). Every candidate is checked through the pool like any program: one
 that fails eagerly is dropped and counted by reason, one skipped at run time is
 counted, one with a bug verdict is filed in `DIR/findings/` (a test that already fails
-is worth knowing), and a passing one is written to DIR with a
+is worth knowing; one whose own checks pass in both runs is listed apart, with the
+comparison that saw what they missed), and a passing one is written to DIR with a
 provenance header (and a JSON sidecar with its features, as a campaign's queue has)
 unless its coverage features or its text repeat a program already there (`harvest.kept`). Harvest never aborts for one file or one
 test: a file that cannot be read, parsed or taken apart goes to `errors`, a test that
@@ -40,6 +41,7 @@ from mutator.harvest.extract import (Extraction, ExtractionError, ExtractionFail
                                      is_test_file, one_line)
 from mutator.harvest.kept import HEADER, KnownPrograms, body_digest, invalid_kind
 from mutator.harvest.located import extract_collected
+from mutator.harvest.missed import missed_by_own_checks
 from mutator.harvest.modules import Siblings, folder_reader, sibling_imports
 from mutator.judge.check import CheckResult
 
@@ -71,6 +73,9 @@ class HarvestReport:
     unstable: int = 0
     duplicates: int = 0
     already_failing: list[dict[str, str]] = field(default_factory=list)
+    # filed tests whose own checks passed in both runs: origin, verdict, finding, and the
+    # comparison that saw the divergence (comparison, where, detail)
+    divergences_the_test_misses: list[dict[str, str]] = field(default_factory=list)
     imported: int = 0  # test files whose tests were collected by importing them
     collection_errors: list[dict[str, str]] = field(default_factory=list)  # file, error: read from the text instead
     skipped_modules: list[dict[str, str]] = field(default_factory=list)  # file, reason: a module that skips itself
@@ -90,7 +95,7 @@ class HarvestReport:
                     candidates=self.candidates, written=len(self.written), programs=self.written,
                     not_harvested=dict(self.not_harvested), skipped=self.skipped, invalid=dict(self.invalid),
                     invalid_programs=self.invalid_programs, unstable=self.unstable, duplicates=self.duplicates,
-                    already_failing=self.already_failing,
+                    already_failing=self.already_failing, divergences_the_test_misses=self.divergences_the_test_misses,
                     imported=self.imported, collection_errors=self.collection_errors,
                     skipped_modules=self.skipped_modules,
                     not_programs=self.not_programs, errors=self.errors, failed=dict(self.failed),
@@ -243,8 +248,13 @@ class Harvester:
             except OSError as exc:
                 report.fail(candidate.origin, f"not filed: {one_line(exc)}")
                 return "failed"
-            report.already_failing.append(dict(origin=candidate.origin, verdict=verdict.name, reason=result.reason,
-                                               finding=finding.directory))
+            filed = dict(origin=candidate.origin, verdict=verdict.name, reason=result.reason,
+                         finding=finding.directory)
+            missed = missed_by_own_checks(result) if "::" in candidate.origin else None
+            if missed is not None:  # a test whose own checks pass: not failing, a divergence it misses
+                report.divergences_the_test_misses.append({**filed, **missed.as_json()})
+            else:
+                report.already_failing.append(filed)
             return "filed"
         digest = body_digest(candidate.program.source)
         if self._known.repeats(digest, result):

@@ -19,6 +19,7 @@ FAILURES = ROOT / "tests" / "fixtures" / "harvest_failures"  # beside FIXTURES: 
 INHERIT = ROOT / "tests" / "fixtures" / "harvest_inherit"
 RUN_DECIDES = ROOT / "tests" / "fixtures" / "harvest_run_decides"
 IMPORTED = ROOT / "tests" / "fixtures" / "harvest_import"
+PASSES_OVER = ROOT / "tests" / "fixtures" / "harvest_passes_over"
 
 
 def mutate(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
@@ -221,3 +222,18 @@ def test_tests_a_module_makes_at_import_time_are_collected_as_pytest_collects_th
     assert programs["PowerTests::test_power_exponent_2"].endswith(
         'HarvestedChecks.harvested_run(PowerTests, "test_power", {"exponent": 2})\n')
     assert failing_alone(sorted(out.glob("*.py")), tmp_path) == []
+
+
+def test_a_divergence_the_tests_own_checks_pass_over_is_filed_and_listed_apart(tmp_path):
+    """A set subclass's in-place union gives back a plain set compiled, and the keys of an
+    object's __dict__ come in another order: assertEqual passes both, as pytest does."""
+    proc = mutate("harvest", str(PASSES_OVER), "--out", str(tmp_path / "out"), "--json", "-j", "2")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    report = json.loads(proc.stdout)
+    assert report["already_failing"] == [] and report["imported"] == 1
+    missed = {entry["origin"].split("::")[-1]: entry for entry in report["divergences_the_test_misses"]}
+    assert {name: (entry["verdict"], entry["comparison"]) for name, entry in missed.items()} == {
+        "test_in_place_union_of_a_set_subclass": ("MISMATCH", "type of a compiled call's result"),
+        "test_attributes_after_setting_one": ("MISMATCH", "order of keys of a compiled call's result")}
+    assert missed["test_in_place_union_of_a_set_subclass"]["detail"] == "eager Tagged, compiled set"
+    assert all((tmp_path / "out" / entry["finding"] / "finding.json").exists() for entry in missed.values())

@@ -45,3 +45,19 @@ def test_tests_are_matched_by_file_class_and_id_and_judged_only_when_both_sides_
     assert tally.rows["xfail", "not harvested: expected to fail"] == 1 and tally.rows["pass", "unmatched"] == 1
     assert len(tally.disagreements) == 1 and tally.disagreements[0].startswith(
         "false alarm: Checks::test_alarm: pytest pass, ours CRASH: KeyError: 'k'")
+
+
+def test_a_divergence_the_test_misses_is_counted_apart_from_false_alarms_with_its_comparison(tmp_path: Path):
+    (tmp_path / "r.xml").write_text(JUNIT)
+    origin = "/t/dynamo/test_a.py::Checks::test_alarm"
+    report = json.loads(json.dumps(HARVEST))
+    report["divergences_the_test_misses"] = [{
+        "origin": origin, "verdict": "MISMATCH", "comparison": "order of keys of a compiled call's result",
+        "where": "call 1 (f) result", "detail": "same keys in a different order: eager ['a', 'b'], compiled ['b', 'a']"}]
+    report["checked"][2] = {"origin": origin, "verdict": "MISMATCH", "reason": "keys", "outcome": "filed"}
+    ours, _ = agreement.harvest_results(report)
+    tally = agreement.tally(agreement.pytest_results(tmp_path / "r.xml"), ours)["test_a.py"]
+    assert tally.judged == 4 and tally.agreed == 4 and tally.disagreements == []
+    assert tally.rows["pass", "test misses"] == 1
+    assert tally.missed == ["Checks::test_alarm: ours MISMATCH, order of keys of a compiled call's result: same keys "
+                            "in a different order: eager ['a', 'b'], compiled ['b', 'a']"]
