@@ -177,6 +177,9 @@ class WorkerPool:
                     pass  # tried again by the next job, whose caller gets the error
             pending = self._next_for(handle)
             if pending is None:
+                # from this thread: the worker dies with the thread that started it
+                # (sandbox.die_with_parent), so it is stopped in order before the thread ends
+                handle.stop()
                 return
             if not pending.future.set_running_or_notify_cancel():
                 continue

@@ -182,7 +182,10 @@ def address_space_bytes() -> int:
 
 
 def die_with_parent() -> None:
-    """Linux: get SIGKILL when the worker that forked us dies (so no orphan keeps running)."""
+    """Linux: get SIGKILL when the process that started us dies (so no orphan keeps running):
+    a worker's driver, a run's worker. The kernel sends it when the *thread* that started us
+    ends, so the thread that starts a worker must outlive it (WorkerPool stops each worker
+    from the thread that serves it). Kept across exec; not inherited by a fork."""
     try:
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)

@@ -51,6 +51,13 @@ WORKER_CONTEXTS = 256  # parsed programs a worker keeps for the mutants it build
 
 
 def main(argv: list[str] | None = None) -> None:
+    # first of all, before the seconds of importing torch and warming up: a worker whose
+    # driver dies (kill -9 included) at any stage is killed with it, and with it each run's
+    # child (which asks the same of the worker). Reading the closed pipe would tell only once
+    # the warm-up or the current run is over.
+    sandbox.die_with_parent()
+    if _hung_up(0):  # the driver died before we asked
+        return
     args = (sys.argv[1:] if argv is None else argv)
     includes = tuple(args[args.index("--coverage") + 1].split(",")) if "--coverage" in args else ()
     proto_in = os.fdopen(os.dup(0), "rb", buffering=0)
@@ -73,6 +80,13 @@ def main(argv: list[str] | None = None) -> None:
     finally:
         _reap_exiting()
         sandbox.remove_task_cgroup(_tasks_cgroup)
+
+
+def _hung_up(fd: int) -> bool:
+    """Whether the writing end of pipe `fd` is closed: the driver that held it is gone."""
+    poller = select.poll()
+    poller.register(fd, 0)  # a hang-up is reported whatever is asked for
+    return any(events & (select.POLLHUP | select.POLLERR) for _, events in poller.poll(0))
 
 
 def answer(message: Job | CheckJob, private_fds: tuple[int, ...] = ()) -> ExecResult | CheckReply:

@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import json
 import os
+import signal
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -216,3 +219,94 @@ def test_a_full_disk_stops_the_campaign_cleanly_with_everything_written_before_w
 def _contents(root) -> dict[str, bytes]:  # type: ignore[no-untyped-def]
     return {str(p.relative_to(root)): p.read_bytes() for p in root.rglob("*")
             if p.is_file() and not p.name.endswith(".tmp") and p.name != ".lock"}
+
+
+# A driver that starts one worker as WorkerPool does (the worker's stdin and stdout are its
+# pipes), says the worker's pid, optionally sends it a run, then waits to be killed.
+_DRIVER = """
+import subprocess, sys, time
+from mutator.core.observation import Mode, RunConfig
+from mutator.core.program import Program, ProgramForm
+from mutator.exec import wire
+from mutator.exec.protocol import Job
+worker = subprocess.Popen([sys.executable, "-m", "mutator.exec.worker"], stdin=subprocess.PIPE,
+                          stdout=subprocess.PIPE, start_new_session=True, bufsize=0)
+print(worker.pid, flush=True)
+if sys.argv[1] == "running":
+    wire.recv(worker.stdout)  # Ready
+    source = "import time\\nimport torch\\ntime.sleep(300)\\n"
+    wire.send(worker.stdin, Job(1, Program(source, ProgramForm.SCRIPT, "sleeps.py"), Mode.EAGER, RunConfig(timeout=300)))
+    print("sent", flush=True)
+time.sleep(600)
+"""
+
+# Runs the driver as its own child, as a subreaper, so that the worker the driver leaves
+# behind comes to it and how the worker ended can be read (its wait status). Prints one
+# JSON line: how the worker ended, and the run's child, if one was started.
+_WITNESS = """
+import json, os, signal, subprocess, sys, time
+from mutator.exec import sandbox
+sandbox.become_subreaper()
+driver = subprocess.Popen([sys.executable, "-c", sys.argv[1], sys.argv[2]], stdout=subprocess.PIPE, text=True)
+worker = int(driver.stdout.readline())
+
+def libraries(pid):
+    try:
+        with open(f"/proc/{pid}/maps") as f:
+            return f.read()
+    except OSError:
+        return ""
+
+if sys.argv[2] == "warming":  # killed while the worker imports torch: its warm-up has begun
+    while "libtorch" not in libraries(worker) and driver.poll() is None:
+        time.sleep(0.01)
+else:
+    assert driver.stdout.readline().strip() == "sent"
+    while not open(f"/proc/{worker}/task/{worker}/children").read().split():
+        time.sleep(0.01)
+run_child = [int(p) for p in open(f"/proc/{worker}/task/{worker}/children").read().split()]
+os.kill(driver.pid, signal.SIGKILL)
+driver.wait()
+ended = {}
+deadline = time.monotonic() + 60  # generous: the kernel's parent-death signal is immediate
+while len(ended) < 1 + len(run_child) and time.monotonic() < deadline:
+    try:
+        pid, status = os.waitpid(-1, os.WNOHANG)
+    except ChildProcessError:
+        break
+    if pid:
+        ended[pid] = os.WTERMSIG(status) if os.WIFSIGNALED(status) else f"exit {os.WEXITSTATUS(status)}"
+    else:
+        time.sleep(0.01)
+for pid in (worker, *run_child):
+    if pid not in ended:
+        os.kill(pid, signal.SIGKILL)
+print(json.dumps({"worker": ended.get(worker, "alive"), "run": [ended.get(p, "alive") for p in run_child]}))
+"""
+
+
+@pytest.mark.parametrize("stage", ["warming", "running"])
+def test_a_worker_whose_driver_is_killed_goes_with_it_at_any_stage(stage: str):
+    """kill -9 of the driver while its worker warms up (imports torch), or while the worker
+    waits on a run that sleeps: the worker, and the run's child, are killed by the kernel's
+    parent-death signal, not left to notice a closed pipe once their work is done."""
+    root = Path(__file__).resolve().parents[2]
+    proc = subprocess.run([sys.executable, "-c", _WITNESS, _DRIVER, stage], capture_output=True, text=True,
+                          cwd=root, env={**os.environ, "PYTHONPATH": str(root)}, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    ended = json.loads(proc.stdout.splitlines()[-1])
+    assert ended["worker"] == signal.SIGKILL, ended
+    assert ended["run"] == ([signal.SIGKILL] if stage == "running" else []), ended
+
+
+def test_a_closed_pool_stops_its_workers_in_order_not_by_the_parent_death_signal():
+    """The kernel sends a worker its parent-death signal when the thread that started it ends:
+    the pool stops each worker from its serving thread before that thread ends, so the worker
+    exits on its own (status 0) after cleaning up."""
+    from mutator.exec.pool import WorkerPool
+
+    pool = WorkerPool(workers=1)
+    pool.wait_ready()
+    worker = pool._handles[0]._proc
+    pool.close()
+    assert worker.returncode == 0
