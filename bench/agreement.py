@@ -170,7 +170,8 @@ def tally(pytest: dict[TestId, tuple[str, str]], ours: dict[TestId, Ours]) -> di
         file_tally.rows[outcome, mine.column] += 1
         _count_validity(file_tally, mine)
         if outcome == "pass" and mine.missed:
-            file_tally.missed.append(f"{'::'.join(p for p in test_id[1:] if p)}: ours {mine.kind}, {_short(mine.missed)}")
+            test = "::".join(p for p in test_id[1:] if p)
+            file_tally.missed.append(f"{test}: ours {mine.kind}, {_short(mine.missed)}")
         elif outcome in ("pass", "fail") and mine.judged and (outcome == "pass") != (mine.kind == "PASS"):
             what = "false alarm" if outcome == "pass" else "miss"
             file_tally.disagreements.append(f"{what}: {'::'.join(p for p in test_id[1:] if p)}: pytest {outcome}, "

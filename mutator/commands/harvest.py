@@ -107,6 +107,6 @@ def _print_harvest(console: Console, report, out: Path) -> None:  # type: ignore
     for failing in report.already_failing:
         console.print(f"  [bold red]{failing['verdict']}[/] {failing['origin']}: {failing['reason'][:160]}")
     for missed in report.divergences_the_test_misses:
-        console.print(f"  [bold red]{missed['verdict']}[/] {missed['origin']}: its checks pass; the {missed['comparison']} "
-                      f"differs: {missed['detail'][:160]}")
+        console.print(f"  [bold red]{missed['verdict']}[/] {missed['origin']}: its checks pass; the "
+                      f"{missed['comparison']} differs: {missed['detail'][:160]}")
     console.print(f"programs in {out}/, findings in {out}/findings/")

@@ -202,7 +202,8 @@ class _Assembly:
             binding = self.folder.resolve(sibling, name)
             if not isinstance(binding, Definition):
                 raise AssemblyError(binding.reason if isinstance(binding, Unresolved) else
-                                    f"imports {name} from {sibling.name}.py inside a function, which it does not define")
+                                    f"imports {name} from {sibling.name}.py inside a function, which it does not "
+                                    "define")
             own = self.folder.resolve(module, local)
             if self.names.get((binding.module, binding.name)) != local or \
                     own is not None and (not isinstance(own, Definition) or own.key != binding.key):

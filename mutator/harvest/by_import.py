@@ -63,7 +63,7 @@ def import_test_module(path):
         while os.path.isfile(os.path.join(base, "__init__.py")):
             parts.insert(0, os.path.basename(base))
             base = os.path.dirname(base)
-        sys.path.insert(0, base)
+        sys.path[:0] = [base, folder]
         return importlib.import_module(".".join(parts))
     package = os.path.basename(folder)
     free = _free(package, folder)
@@ -117,7 +117,8 @@ class _Namespace:
             if getattr(obj, "__test__", True) and not inspect.isabstract(obj) and not _constructed(obj):
                 for attr in _pytest_methods(obj):
                     yield self._method(name, obj, attr)
-        elif name.startswith("test") and getattr(obj, "__test__", True) and inspect.isfunction(_innermost(obj, self.folder)[0]):
+        elif name.startswith("test") and getattr(obj, "__test__", True) and \
+                inspect.isfunction(_innermost(obj, self.folder)[0]):
             yield self._test(name, name, obj, {"class": "", "mro": [], "device": None}, method=False)
 
     def _method(self, name, cls, attr):
@@ -135,7 +136,8 @@ class _Namespace:
         function, params = _innermost(raw, self.folder)
         code = getattr(function, "__code__", None)
         skip, xfail = _marks(raw, self.folder)
-        record = dict(record, id=test_id, attribute=attr, skip=skip, xfail=xfail, marks_parametrize=_parametrized(raw, self.folder))
+        record = dict(record, id=test_id, attribute=attr, skip=skip, xfail=xfail,
+                      marks_parametrize=_parametrized(raw, self.folder))
         record["function"] = None if code is None else {
             "file": os.path.realpath(code.co_filename), "line": code.co_firstlineno, "name": code.co_name,
             "qualname": getattr(function, "__qualname__", code.co_name)}

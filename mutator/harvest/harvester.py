@@ -2,20 +2,20 @@
 
 For every file: a test file gives one candidate per test. Which tests it has is asked of
 the module itself where an executor can import it (`harvest.collection`, in a sandboxed
-worker, as pytest would: what it does at import time counts), and read from its text
-where it cannot (a module that fails to import is listed with its error) or no executor
+worker, as pytest would: what it does at import time counts), and read from its text where
+it cannot (a module that fails to import is listed with its error) or no executor
 collects; either way each test's program is built from the folder's text
 (`harvest.located`, `harvest.extract`; the mixins it imports from its own folder are read
-from there). A test whose text names nothing
-that compiles is kept only if running it compiles something; any
-other file that is a program (a reproducer script) is a candidate as it is, unless files
-of its folder import it (a module of mixins: its tests come through theirs). Every candidate is checked through the pool like any program: one
-that fails eagerly is dropped and counted by reason, one skipped at run time is
-counted, one with a bug verdict is filed in `DIR/findings/` (a test that already fails
-is worth knowing; one whose own checks pass in both runs is listed apart, with the
-comparison that saw what they missed), and a passing one is written to DIR with a
-provenance header (and a JSON sidecar with its features, as a campaign's queue has)
-unless its coverage features or its text repeat a program already there (`harvest.kept`). Harvest never aborts for one file or one
+from there). A test whose text names nothing that compiles is kept only if running it
+compiles something; any other file that is a program (a reproducer script) is a candidate
+as it is, unless files of its folder import it (a module of mixins: its tests come through
+theirs). Every candidate is checked through the pool like any program: one that fails
+eagerly is dropped and counted by reason, one skipped at run time is counted, one with a
+bug verdict is filed in `DIR/findings/` (a test that already fails is worth knowing; one
+whose own checks pass in both runs is listed apart, with the comparison that saw what they
+missed), and a passing one is written to DIR with a provenance header (and a JSON sidecar
+with its features, as a campaign's queue has) unless its coverage features or its text
+repeat a program already there (`harvest.kept`). Harvest never aborts for one file or one
 test: a file that cannot be read, parsed or taken apart goes to `errors`, a test that
 cannot be extracted, made a program, checked or written to `failures`, each with its
 reason, and the run goes on. The harvesting process never imports or runs the files it
@@ -169,8 +169,9 @@ class Harvester:
                 report.not_harvested_tests.append(dict(origin=origin, reason=extraction.reason))
             elif isinstance(extraction, ExtractionFailed):
                 report.fail(origin, extraction.reason)
-            elif candidate := self._candidate(origin, _header(origin, stamp, self._torch, extraction.compiles_visibly)
-                                              + extraction.source, report, compiles_visibly=extraction.compiles_visibly):
+            elif candidate := self._candidate(
+                    origin, _header(origin, stamp, self._torch, extraction.compiles_visibly) + extraction.source,
+                    report, compiles_visibly=extraction.compiles_visibly):
                 found.append(candidate)
         return found
 
