@@ -1,5 +1,6 @@
 # expect: CRASH TorchRuntimeError
-# why: try/except RuntimeError around a shape-mismatched torch.cat works eagerly, but Dynamo fails the fake-tensor trace and raises TorchRuntimeError; thread ids and id()s kept in globals are incidental
+# expect on 2.14: PASS
+# why: try/except RuntimeError around a shape-mismatched torch.cat works eagerly, but Dynamo fails the fake-tensor trace and raises TorchRuntimeError; thread ids and id()s kept in globals are incidental; torch 2.14 fixed it (the except catches the shape error)
 
 import threading
 import torch
