@@ -176,6 +176,13 @@ class NameAllocator:
         self._taken.add(name)
         return name
 
+    def __contains__(self, name: str) -> bool:
+        return name in self._taken
+
+    def reserve(self, names: Iterable[str]) -> None:
+        """Names no fresh one may take from now on (a splice's donor names, kept as they are)."""
+        self._taken.update(names)
+
 
 def _positions(module: cst.Module) -> Mapping[cst.CSTNode, CodeRange]:
     """PositionProvider's positions of every node. Its own codegen pass, without the

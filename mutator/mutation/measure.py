@@ -1,7 +1,8 @@
 """How often each operator applies to a corpus, and how often its mutants are valid.
 
 A mutant is *valid* when its eager run completes: the program is still a program. Runs
-go through the pool, all in flight at once.
+go through the pool, all in flight at once. A splice takes its part from the next program
+of the corpus (the first, for the last).
 """
 
 from __future__ import annotations
@@ -49,11 +50,12 @@ def measure(operators: Sequence[type[Operator]], programs: Sequence[Program],
     pending: list[tuple[OperatorMeasure, Future[ExecResult]]] = []
     for op in operators:
         stats = results[op.id]
-        for program in programs:
+        for i, program in enumerate(programs):
             stats.programs += 1
             sources: set[str] = set()
+            donor = programs[(i + 1) % len(programs)] if op.NEEDS_DONOR else None
             for seed in rng_seeds:
-                result = mutator.apply(op, program, random.Random(seed))
+                result = mutator.apply(op, program, random.Random(seed), donor=donor)
                 if not isinstance(result, Mutant):
                     stats.declines[result.reason] += 1
                 elif result.program.source not in sources:

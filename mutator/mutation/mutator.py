@@ -16,6 +16,11 @@ draws a `Recipe` (per stacked step the operators to try in order, and the seed o
 RNG that picks their sites), and a `MutantBuilder`, in the worker that will run the
 mutant, builds it with the programs it parsed before cached by content hash. A mutant is
 reproducible from its parent's source and its recipe; `mutate` does both here.
+
+Splices (family S) take a part of a second program, the donor: `plan(rng, donor=...)`
+may draw them, and a recipe that did carries the donor's source (only such a recipe:
+the task stays small otherwise), so a worker that never saw the donor builds the same
+mutant. Without a donor, or with `splice=False`, the plan draws from the other families.
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ from typing import Any
 
 from mutator.mutation.context import MutationContext
 from mutator.mutation.operator import Declined, Mutant, Operator, apply, family_of
-from mutator.core.program import Program
+from mutator.core.program import Program, ProgramForm
 
 MAX_TRIES = 12  # operators tried per step before the step gives up (most decline on some programs)
 CONTEXT_CACHE = 256  # parsed programs kept by a builder
@@ -62,18 +67,25 @@ class Usefulness:
 @dataclass(frozen=True, slots=True)
 class Recipe:
     """How to build one mutant: per stacked step, the operator ids to try in order (the first
-    that applies makes the step; a step where none applies ends the stack), and the seed of
-    the RNG that picks the sites. With the parent's source it determines the mutant."""
+    that applies makes the step; a step where none applies ends the stack), the seed of the
+    RNG that picks the sites, and for a recipe with splices the donor they take parts from.
+    With the parent's source it determines the mutant."""
 
     plan: tuple[tuple[str, ...], ...]
     seed: int
+    donor: Program | None = None
 
     def as_json(self) -> dict[str, Any]:
-        return dict(plan=[list(step) for step in self.plan], seed=self.seed)
+        data: dict[str, Any] = dict(plan=[list(step) for step in self.plan], seed=self.seed)
+        if self.donor is not None:  # whole, so that `mutate mutate --recipe` rebuilds the splice anywhere
+            data["donor"] = dict(name=self.donor.name, form=self.donor.form.value, source=self.donor.source)
+        return data
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Recipe:
-        return cls(tuple(tuple(str(op) for op in step) for step in data["plan"]), int(data["seed"]))
+        donor = data.get("donor")
+        return cls(tuple(tuple(str(op) for op in step) for step in data["plan"]), int(data["seed"]),
+                   Program(str(donor["source"]), ProgramForm(donor["form"]), str(donor["name"])) if donor else None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,7 +115,7 @@ class MutantBuilder:
             for op_id in step:
                 tried.append(op_id)
                 op = self._operators.get(op_id)
-                result = self.apply(op, current, rng) if op is not None else None
+                result = self.apply(op, current, rng, donor=recipe.donor) if op is not None else None
                 if isinstance(result, Mutant):
                     made = result
                     break
@@ -112,8 +124,9 @@ class MutantBuilder:
             current, steps = made.program, steps + list(made.steps)
         return Built(Mutant(current, tuple(steps)) if steps else None, tuple(tried))
 
-    def apply(self, op: type[Operator], program: Program, rng: random.Random) -> Mutant | Declined:
-        return apply(op, self.context(program), rng)
+    def apply(self, op: type[Operator], program: Program, rng: random.Random, *,
+              donor: Program | None = None) -> Mutant | Declined:
+        return apply(op, self.context(program), rng, donor=self.context(donor) if donor is not None else None)
 
     def context(self, program: Program) -> MutationContext:
         key = program.digest
@@ -136,9 +149,11 @@ class Mutator:
     remote = True
 
     def __init__(self, operators: Sequence[type[Operator]], *, max_stack: int = 3,
-                 extra_families: Sequence[str] = ()) -> None:
+                 extra_families: Sequence[str] = (), splice: bool = True) -> None:
         """`extra_families`: families without operators here, whose mutants come from
-        elsewhere (the LLM's family L) but are scheduled by recent yield like the rest."""
+        elsewhere (the LLM's family L) but are scheduled by recent yield like the rest.
+        `splice=False` leaves the splices out (to measure what they add)."""
+        operators = [op for op in operators if splice or not op.NEEDS_DONOR]
         if not operators:
             raise ValueError("a Mutator needs at least one operator")
         self.operators = tuple(operators)
@@ -149,32 +164,41 @@ class Mutator:
             self._families[op.family].append(op)
         self.family_yield: dict[str, float] = {family: 1.0 for family in (*self._families, *extra_families)}
         self.builder = MutantBuilder(self.operators)  # for mutants built in this process
-        self._table: tuple[list[str], list[float]] | None = None  # operator ids, cumulative weights
+        self._splices = frozenset(op.id for op in self.operators if op.NEEDS_DONOR)
+        self.splicing = bool(self._splices)  # some operators splice: the fuzz loop should offer `plan` a donor
+        self._tables: dict[bool, tuple[list[str], list[float]]] = {}  # with splices or not: ids, cumulative weights
         self._plans = 0
 
-    def plan(self, rng: random.Random) -> Recipe:
+    def plan(self, rng: random.Random, *, donor: Program | None = None) -> Recipe:
         """What to try for one mutant: 1..max_stack stacked steps (fewer is likelier), each
         with MAX_TRIES operators by family yield and usefulness (most decline on some programs).
         Drawn as `choose` draws (a family by yield, an operator by usefulness within it) from
-        a table of both made every PLAN_REFRESH plans: a driver plans a thousand times a second."""
+        a table of both made every PLAN_REFRESH plans: a driver plans a thousand times a second.
+        With a `donor` (another program of the corpus), the splices are drawn too."""
         depth = 1
         while depth < self.max_stack and rng.random() < 0.4:
             depth += 1
-        if self._table is None or self._plans % PLAN_REFRESH == 0:
-            self._table = self._operator_table()
+        if self._plans % PLAN_REFRESH == 0:
+            self._tables.clear()
         self._plans += 1
-        ids, cumulative = self._table
-        plan = tuple(tuple(rng.choices(ids, cum_weights=cumulative, k=MAX_TRIES)) for _ in range(depth))
-        return Recipe(plan, rng.getrandbits(32))
+        splicing = donor is not None and self.splicing
+        if splicing not in self._tables:
+            self._tables[splicing] = self._operator_table(splicing=splicing)
+        ids, cumulative = self._tables[splicing]
+        plan = tuple(tuple(rng.choices(ids, cum_weights=cumulative, k=MAX_TRIES)) for _ in range(depth)) if ids else ()
+        spliced = splicing and any(op_id in self._splices for step in plan for op_id in step)
+        return Recipe(plan, rng.getrandbits(32), donor if spliced else None)
 
-    def _operator_table(self) -> tuple[list[str], list[float]]:
+    def _operator_table(self, *, splicing: bool) -> tuple[list[str], list[float]]:
         """Every operator's probability of being chosen: its family's by recent yield, times its
-        own within the family by usefulness; cumulated."""
-        families = sorted(self._families)
+        own within the family by usefulness; cumulated. Without `splicing`, splices are left out
+        and the other families share their part."""
+        offered = {family: [op for op in ops if splicing or not op.NEEDS_DONOR] for family, ops in self._families.items()}
+        families = [f for f in sorted(offered) if offered[f]]
         total = sum(FAMILY_FLOOR + self.family_yield[f] for f in families)
         ids, cumulative, running = [], [], 0.0
         for family in families:
-            ops = self._families[family]
+            ops = offered[family]
             weights = [self.stats[op.id].weight() for op in ops]
             share = (FAMILY_FLOOR + self.family_yield[family]) / total / sum(weights)
             for op, weight in zip(ops, weights):
@@ -190,15 +214,17 @@ class Mutator:
         for step in built.mutant.steps if built.mutant is not None else ():
             self.stats[step.op].applied += 1
 
-    def mutate(self, program: Program, rng: random.Random) -> Mutant | None:
-        """One mutant, planned and built here, or None."""
-        built = self.builder.build(program, self.plan(rng))
+    def mutate(self, program: Program, rng: random.Random, *, donor: Program | None = None) -> Mutant | None:
+        """One mutant, planned (with splices of `donor`, if given) and built here, or None."""
+        built = self.builder.build(program, self.plan(rng, donor=donor))
         self.built(built)
         return built.mutant
 
-    def apply(self, op: type[Operator], program: Program, rng: random.Random) -> Mutant | Declined:
-        """Apply a given operator (for `mutate mutate --op` and measurements)."""
-        return self.builder.apply(op, program, rng)
+    def apply(self, op: type[Operator], program: Program, rng: random.Random, *,
+              donor: Program | None = None) -> Mutant | Declined:
+        """Apply a given operator (for `mutate mutate --op` and measurements; a splice takes its
+        part from `donor`)."""
+        return self.builder.apply(op, program, rng, donor=donor)
 
     def choose(self, rng: random.Random) -> type[Operator]:
         family = self._pick(sorted(self._families), rng)

@@ -1,13 +1,14 @@
 """The operator framework: one libcst transformer per job, applied to one chosen site.
 
-An operator subclasses `Operator`, names its `family` (a taxonomy leaf: A1..G3, or X
-for generic structure), its `name` and a one-line `DESCRIPTION`, and implements one or
-two `leave_*` hooks. In a hook it asks `self.is_site(original_node)`; `apply` runs the
-transformer twice over the same tree: first to collect every candidate site in the
+An operator subclasses `Operator`, names its `family` (a taxonomy leaf: A1..G3, X for
+generic structure, S for splices), its `name` and a one-line `DESCRIPTION`, and implements
+one or two `leave_*` hooks. In a hook it asks `self.is_site(original_node)`; `apply` runs
+the transformer twice over the same tree: first to collect every candidate site in the
 operator's target (the compiled region by default), then, after choosing one candidate
-with the injected `random.Random`, to rewrite only that one. An operator that cannot
-rewrite the chosen site safely calls `self.decline(reason)` and returns the node
-unchanged. New names come from `self.fresh(...)` and never collide with the program's.
+(`choose_site`, with the injected `random.Random`), to rewrite only that one. An operator
+that cannot rewrite the chosen site safely calls `self.decline(reason)` and returns the
+node unchanged. New names come from `self.fresh(...)` and never collide with the program's.
+A splice (`NEEDS_DONOR`) also reads a second program, the donor, as `self.donor`.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from __future__ import annotations
 import random
 import textwrap
 import types
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -26,7 +28,7 @@ from mutator.mutation.tree import is_import
 from mutator.core.program import Program, ProgramError
 
 FAMILIES = ("A1", "A2", "A3", "A4", "B1", "B2", "C", "D", "E1", "E2", "E3", "E4", "F1", "F2", "G1", "G2", "G3",
-            "O", "X")  # the 17 leaf classes, O for the taxonomy's Others, X for generic structure
+            "O", "S", "X")  # the 17 leaf classes, O for the taxonomy's Others, S for splices, X for generic structure
 
 
 REPAIR_PREFIX = "repair:"  # a repair's step in a provenance: "E2.wrap_in_try@f:3+repair:rule.define_name"
@@ -69,6 +71,7 @@ class Operator(m.MatcherDecoratableTransformer):
     name: ClassVar[str]
     DESCRIPTION: ClassVar[str]
     TARGET: ClassVar[Target] = "region"
+    NEEDS_DONOR: ClassVar[bool] = False  # a splice: applies only with a second program to take a part from
     id: ClassVar[str]
 
     def __init_subclass__(cls, **kwargs: object) -> None:
@@ -91,6 +94,7 @@ class Operator(m.MatcherDecoratableTransformer):
         self._path: set[int] | None = None  # rewrite pass: the chosen site and its ancestors
         self._pruned: set[int] = set()
         self.declined: str | None = None
+        self.donor: MutationContext | None = None  # a splice's second program (set by `apply`)
 
     # -- for operator authors ------------------------------------------------------------
     def is_site(self, original_node: cst.CSTNode) -> bool:
@@ -105,12 +109,19 @@ class Operator(m.MatcherDecoratableTransformer):
     def decline(self, reason: str) -> None:
         self.declined = reason
 
+    def choose_site(self, candidates: list[cst.CSTNode]) -> cst.CSTNode | None:
+        """The one site to rewrite, of those the counting pass found (which depend on the
+        program alone); None declines, with the reason given to `decline`."""
+        return self.rng.choice(candidates)
+
     def fresh(self, base: str) -> str:
         return self._names.fresh(base)
 
-    def add_helper(self, code: str) -> None:
-        """Module-level statements, placed after the imports (before any use at load time)."""
-        self._helpers.extend(cst.parse_module(textwrap.dedent(code).strip() + "\n").body)
+    def add_helper(self, code: str | Sequence[cst.BaseStatement]) -> None:
+        """Module-level statements (source, or statements with their comments), placed after
+        the imports (before any use at load time)."""
+        self._helpers.extend(cst.parse_module(textwrap.dedent(code).strip() + "\n").body
+                             if isinstance(code, str) else code)
 
     def append_to_module(self, code: str) -> None:
         """Module-level statements placed at the end (a new `drive`, say)."""
@@ -154,20 +165,25 @@ class Operator(m.MatcherDecoratableTransformer):
         return module.with_changes(body=body)
 
 
-def apply(op: type[Operator], ctx: MutationContext, rng: random.Random) -> Mutant | Declined:
-    """Apply `op` once to the program in `ctx`; never raises for anything the program contains.
+def apply(op: type[Operator], ctx: MutationContext, rng: random.Random, *,
+          donor: MutationContext | None = None) -> Mutant | Declined:
+    """Apply `op` once to the program in `ctx` (a splice takes its part from `donor`); never
+    raises for anything the programs contain.
 
     An operator that raises is a bug of ours; it is reported as a decline naming the
     exception (the operator tests treat such declines as failures), so one broken
     operator never stops a campaign.
     """
     try:
-        return _apply(op, ctx, rng)
+        return _apply(op, ctx, rng, donor)
     except Exception as exc:  # noqa: BLE001 - see the docstring
         return Declined(op.id, f"operator failed: {type(exc).__name__}: {exc}"[:300])
 
 
-def _apply(op: type[Operator], ctx: MutationContext, rng: random.Random) -> Mutant | Declined:
+def _apply(op: type[Operator], ctx: MutationContext, rng: random.Random,
+           donor: MutationContext | None) -> Mutant | Declined:
+    if op.NEEDS_DONOR and donor is None:
+        return Declined(op.id, "a splice needs a donor: a second program to take a part from")
     candidates = ctx.candidates.get(op.id)
     if candidates is None:  # the counting pass depends only on the program: once per context
         counter = op(ctx, rng)
@@ -178,8 +194,12 @@ def _apply(op: type[Operator], ctx: MutationContext, rng: random.Random) -> Muta
     if not candidates:
         return Declined(op.id, op(ctx, rng).no_site_reason())
     rewriter = op(ctx, rng)
-    rewriter._chosen = rng.choice(candidates)
-    rewriter._path = ctx.path_to(rewriter._chosen)
+    rewriter.donor = donor  # after construction: operators' constructors take (ctx, rng) only
+    chosen = rewriter.choose_site(candidates)
+    if chosen is None:
+        return Declined(op.id, rewriter.declined or rewriter.no_site_reason())
+    rewriter._chosen = chosen
+    rewriter._path = ctx.path_to(chosen)
     new_module = ctx.module.visit(rewriter)
     if rewriter.declined:
         return Declined(op.id, rewriter.declined)

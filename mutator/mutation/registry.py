@@ -25,6 +25,7 @@ from mutator.mutation.operators import (  # noqa: F401
     object_init,
     others,
     shapes,
+    splice,
     structure,
     tensor_mutation,
     value_guards,
@@ -36,7 +37,7 @@ def all_operators() -> tuple[type[Operator], ...]:
     work = list(Operator.__subclasses__())
     while work:
         cls = work.pop(0)
-        if "name" in cls.__dict__:
+        if "name" in cls.__dict__ and cls not in found:  # one with two operator bases is reached twice
             found.append(cls)
         work.extend(cls.__subclasses__())
     return tuple(sorted(found, key=lambda op: op.id))

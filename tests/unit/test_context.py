@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import textwrap
 
-from mutator.mutation.context import MutationContext
+from mutator.mutation.context import MutationContext, NameAllocator
 from mutator.core.program import Program
 
 SCRIPT = textwrap.dedent("""
@@ -44,3 +44,11 @@ def test_compiled_names_cover_every_spelling_and_know_what_they_run():
     assert names == {"decorated": "decorated", "plain": "helper", "module": "forward", "fresh": "forward",
                      "old": "helper", "elsewhere": None}
     assert {"decorated", "helper", "forward"} <= set(functions)
+
+
+def test_a_fresh_name_avoids_the_program_s_builtins_and_reserved_names():
+    names = NameAllocator({"helper"})
+    assert "helper" in names and "len" in names and "scale" not in names
+    names.reserve(["scale", "scale_2"])  # a splice's donor names, kept as they are
+    assert names.fresh("scale") == "scale_3" and names.fresh("helper") == "helper_2"
+    assert names.fresh("other") == "other" and "other" in names

@@ -12,20 +12,22 @@ from mutator.core.program import Program
 DEFAULT_INPUTS = "\n\ndef inputs():\n    return ()\n"
 
 
-def _program(source: str) -> Program:
+def _program(source: str, name: str = "prog.py") -> Program:
     text = textwrap.dedent(source).strip() + "\n"
     if "def inputs" not in text and "torch.compile" not in text:
         text += DEFAULT_INPUTS
-    return Program.from_source(text, "prog.py")
+    return Program.from_source(text, name)
 
 
-def rewrite(op: type[Operator], before: str, *, seed: int = 0) -> Mutant | Declined:
-    return apply(op, MutationContext.of(_program(before)), random.Random(seed))
+def rewrite(op: type[Operator], before: str, *, seed: int = 0, donor: str | None = None) -> Mutant | Declined:
+    """`donor`: the second program a splice takes its part from (named donor.py)."""
+    other = MutationContext.of(_program(donor, "donor.py")) if donor is not None else None
+    return apply(op, MutationContext.of(_program(before)), random.Random(seed), donor=other)
 
 
-def assert_rewrites(op: type[Operator], before: str, after: str, *, seed: int = 0) -> Mutant:
+def assert_rewrites(op: type[Operator], before: str, after: str, *, seed: int = 0, donor: str | None = None) -> Mutant:
     """`before` and `after` are dedented; a harness without inputs() gets `def inputs(): return ()`."""
-    result = rewrite(op, before, seed=seed)
+    result = rewrite(op, before, seed=seed, donor=donor)
     assert isinstance(result, Mutant), f"{op.id} declined: {result.reason}"
     expected = _program(after).source
     assert result.program.source == expected, f"\n--- got ---\n{result.program.source}\n--- expected ---\n{expected}"
@@ -33,7 +35,7 @@ def assert_rewrites(op: type[Operator], before: str, after: str, *, seed: int = 
     return result
 
 
-def assert_declines(op: type[Operator], before: str, reason: str, *, seed: int = 0) -> None:
-    result = rewrite(op, before, seed=seed)
+def assert_declines(op: type[Operator], before: str, reason: str, *, seed: int = 0, donor: str | None = None) -> None:
+    result = rewrite(op, before, seed=seed, donor=donor)
     assert isinstance(result, Declined), f"{op.id} rewrote:\n{result.program.source}"
     assert reason in result.reason, result.reason

@@ -33,7 +33,7 @@ def test_ids_descriptions_and_families():
     ops = all_operators()
     assert len({op.id for op in ops}) == len(ops)
     for op in ops:
-        assert re.fullmatch(r"(A[1-4]|B[12]|C|D|E[1-4]|F[12]|G[1-3]|O|X)\.[a-z][a-z0-9_]*", op.id), op.id
+        assert re.fullmatch(r"(A[1-4]|B[12]|C|D|E[1-4]|F[12]|G[1-3]|O|S|X)\.[a-z][a-z0-9_]*", op.id), op.id
         assert op.DESCRIPTION.strip() and "\n" not in op.DESCRIPTION, op.id
         assert op.DESCRIPTION.endswith("."), op.id
 
@@ -47,11 +47,17 @@ def test_every_leaf_class_has_three_operators():
 @pytest.mark.parametrize("op", all_operators(), ids=lambda op: op.id)
 def test_operator_output_always_compiles_and_records_provenance(op):
     applied = 0
+    contexts = seed_contexts()
     # one RNG seed per program, the seeds taking turns: both seeds across the corpus, at half
-    # the cost of both on every program (this is the unit suite's longest test)
-    for i, ctx in enumerate(seed_contexts()):
+    # the cost of both on every program (this is the unit suite's longest test); a splice
+    # takes its part from one of three seeds further on, the first it applies with
+    for i, ctx in enumerate(contexts):
+        donors = [contexts[(i * 7 + k) % len(contexts)] for k in (3, 4, 5)] if op.NEEDS_DONOR else [None]
         for seed in RNG_SEEDS[i % len(RNG_SEEDS):][:1]:
-            result = apply(op, ctx, random.Random(seed))
+            for donor in donors:
+                result = apply(op, ctx, random.Random(seed), donor=donor)
+                if isinstance(result, Mutant):
+                    break
             if isinstance(result, Declined):
                 assert "invalid program" not in result.reason and "operator failed" not in result.reason, \
                     f"{ctx.program.name}: {result.reason}"
@@ -202,3 +208,37 @@ def test_built_counts_every_operator_tried_and_the_ones_applied():
     assert mutator.stats[built.tried[-1]].applied == 1
     empty = mutator.builder.build(program, Recipe(((nowhere,),), seed=1))
     assert empty.mutant is None and empty.tried == (nowhere,)
+
+
+def test_a_splice_recipe_carries_its_donor_and_rebuilds_the_same_mutant_elsewhere():
+    """A worker that never parsed the donor builds the same splice: the recipe holds it (and
+    its JSON, so a queue sidecar rebuilds it too); a recipe without splices holds no donor."""
+    mutator = Mutator([op for op in all_operators() if op.family in ("S", "X")], max_stack=2)  # splices: half
+    rng = random.Random(5)
+    contexts = seed_contexts()
+    spliced = 0
+    for k in range(60):
+        parent, donor = contexts[k % len(contexts)].program, contexts[(k * 11 + 5) % len(contexts)].program
+        recipe = mutator.plan(rng, donor=donor)
+        uses_splice = any(op.startswith("S.") for step in recipe.plan for op in step)
+        assert (recipe.donor is donor) == uses_splice
+        assert Recipe.from_json(recipe.as_json()) == recipe
+        here = MutantBuilder(all_operators()).build(parent, recipe)
+        there = MutantBuilder(all_operators(), cache=1).build(parent, Recipe.from_json(recipe.as_json()))
+        assert (here.mutant is None) == (there.mutant is None)
+        if here.mutant is not None:
+            assert here.mutant.program.source == there.mutant.program.source
+            spliced += any(s.op.startswith("S.") for s in here.mutant.steps)
+    assert spliced >= 5
+
+
+def test_without_a_donor_or_with_splice_off_no_splice_is_planned():
+    rng = random.Random(1)
+    on, off = Mutator(all_operators()), Mutator(all_operators(), splice=False)
+    donor = seed_contexts()[0].program
+    assert on.splicing and not off.splicing
+    assert not any(op.NEEDS_DONOR for op in off.operators)
+    for _ in range(200):
+        for recipe in (on.plan(rng), off.plan(rng, donor=donor)):
+            assert recipe.donor is None and not any(op.startswith("S.") for step in recipe.plan for op in step)
+    assert any(on.plan(rng, donor=donor).donor is donor for _ in range(50))
