@@ -166,7 +166,15 @@ def warm_up(coverage_includes: tuple[str, ...] = ()) -> Ready:
     gc.collect()
     gc.freeze()  # children then do not touch (and copy) the warm heap when they collect
     return Ready(pid=os.getpid(), build=Build.of_torch(torch), warmup_seconds=time.perf_counter() - started,
-                 sandbox=_offered())
+                 sandbox=_offered(), notes=unsupported())
+
+
+def unsupported() -> tuple[str, ...]:
+    """The runtime's hooks into Dynamo that this torch does not offer (each then does nothing,
+    or fails, on this release): said when the worker is ready instead of silently."""
+    from mutator.runtime import configs, perturb, session
+
+    return (*perturb.unavailable(), *session.unavailable(), *configs.unavailable())
 
 
 def _offered() -> str:

@@ -42,6 +42,15 @@ class ConfigWatch:
         return tuple(sorted(found))
 
 
+def unavailable() -> tuple[str, ...]:
+    """The configuration modules this torch cannot be read from (no `_get_dict`): what a
+    program sets there is not recorded, so its reproducer would not set it again."""
+    import importlib
+
+    return tuple(f"{name}._get_dict" for name in MODULES
+                 if not callable(getattr(importlib.import_module(name), "_get_dict", None)))
+
+
 def _values(name: str) -> dict[str, Any]:
     module = sys.modules.get(name)
     get_dict = getattr(module, "_get_dict", None)

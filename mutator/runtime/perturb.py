@@ -271,13 +271,13 @@ def unavailable() -> tuple[str, ...]:
 
     missing = []
     if not isinstance(getattr(utils, "counters", None), collections.defaultdict):
-        missing.append("torch._dynamo.utils.counters is not a defaultdict")
-    missing += [f"torch._dynamo.testing.{name}" for name in COUNTER_CLASSES if not hasattr(testing, name)]
+        missing.append("torch._dynamo.utils.counters as a defaultdict (not perturbed)")
+    missing += [f"torch._dynamo.testing.{name} (not perturbed)" for name in COUNTER_CLASSES if not hasattr(testing, name)]
     if not callable(getattr(utils, "get_compilation_metrics", None)) or \
             not dataclasses.is_dataclass(getattr(utils, "CompilationMetrics", None)):
-        missing.append("torch._dynamo.utils.get_compilation_metrics")
+        missing.append("torch._dynamo.utils.get_compilation_metrics (not perturbed)")
     if not _inductor_counts(metrics):
-        missing.append("torch._inductor.metrics counts")
+        missing.append("torch._inductor.metrics counts (not perturbed)")
     return tuple(missing)
 
 

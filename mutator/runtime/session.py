@@ -281,6 +281,29 @@ class Recorder:
         delattr(self.__dict__["_target"], name)
 
 
+# what a call's record reads of each compilation's metrics (_emit_call, _recompile, _code_key)
+_METRICS_READ = ("is_runtime", "recompile_reason", "co_name", "co_filename", "co_firstlineno", "compile_id",
+                 "fail_type", "fail_reason")
+
+
+def unavailable() -> tuple[str, ...]:
+    """What the recording needs of Dynamo and this torch does not offer, one phrase each."""
+    import dataclasses
+
+    import torch._dynamo.config as config
+
+    missing = [f"torch._dynamo.eval_frame.{name} (optimize's arguments are not checked)"
+               for name in ("_optimize", "_optimize_assert") if not hasattr(torch._dynamo.eval_frame, name)]
+    if not hasattr(dynamo_utils, "_get_error_on_graph_break"):
+        missing.append("torch._dynamo.utils._get_error_on_graph_break (every run fails)")
+    fields = {f.name for f in dataclasses.fields(dynamo_utils.CompilationMetrics)}
+    missing += [f"CompilationMetrics.{name} (compiles are not attributed to calls)"
+                for name in _METRICS_READ if name not in fields]
+    if "recompile_limit" not in getattr(config, "_config", {}):
+        missing.append("torch._dynamo.config.recompile_limit (a lowered limit is not seen)")
+    return tuple(missing)
+
+
 def _recompile_limit_lowered() -> bool:
     """Whether Dynamo's recompile limit is now below its default (`cache_size_limit` is its
     alias): a program that lowers it, as PyTorch's tests of the limit do, means to reach it."""

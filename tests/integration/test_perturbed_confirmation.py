@@ -59,3 +59,52 @@ def test_a_check_of_counters_that_fails_only_when_perturbed_keeps_the_real_misma
     assert result.verdict is Verdict.MISMATCH, result.reason
     assert result.judgement.divergence.where == "call 1 (labelled) result[1]"
     assert result.runs[2].outcome.value == "raised" and [r.mode for r in result.runs].count(Mode.EAGER) == 3
+
+
+def test_counters_copied_after_clearing_them_every_round_pass(checker):
+    result = check(checker, "clears_counters_every_round.py")
+    assert result.verdict is Verdict.PASS, result.reason
+    masked = result.judgement.masked
+    assert any("['rounds']" in path for path in masked) and not any("['outs']" in path for path in masked)
+
+
+def test_the_real_divergence_beside_counters_cleared_every_round_is_reported(checker):
+    result = check(checker, "mismatch_beside_counters_reset.py")
+    assert result.verdict is Verdict.MISMATCH, result.reason
+    assert result.judgement.divergence.where == "call 4 (describe) result[1][0]", result.reason
+
+
+# Stands for a torch without one of the perturbation's hooks: torch._dynamo.testing loses its
+# CompileCounterWithBackend as it is imported (a sitecustomize on the workers' PYTHONPATH).
+_WITHOUT_HOOK = """
+import importlib.abc, importlib.machinery, sys
+
+class _Drop(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name != "torch._dynamo.testing":
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        run = spec.loader.exec_module
+        def exec_module(module):
+            run(module)
+            del module.CompileCounterWithBackend
+        spec.loader.exec_module = exec_module
+        return spec
+
+sys.meta_path.insert(0, _Drop())
+"""
+
+
+def test_a_hook_the_torch_under_test_lacks_is_said_not_skipped_silently(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    (tmp_path / "sitecustomize.py").write_text(_WITHOUT_HOOK)
+    root = Path(__file__).resolve().parents[2]
+    proc = subprocess.run([sys.executable, str(root / "cli.py"), "run", "--json", "-j", "1",
+                           str(FOREIGN / "compile_counter_into_dict.py")], capture_output=True, text=True, cwd=root,
+                          env={**os.environ, "PYTHONPATH": os.pathsep.join((str(root), str(tmp_path)))}, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    notes = [line for line in proc.stderr.splitlines() if line.startswith("note: ")]
+    assert notes == ["note: this torch has no torch._dynamo.testing.CompileCounterWithBackend (not perturbed)"]

@@ -243,8 +243,8 @@ def test_every_hook_is_there_on_this_torch():
 def test_a_hook_this_torch_lacks_is_named(monkeypatch):
     monkeypatch.delattr(testing, "CompileCounterWithBackend")
     monkeypatch.setattr(utils, "get_compilation_metrics", None)
-    assert perturb.unavailable() == ("torch._dynamo.testing.CompileCounterWithBackend",
-                                     "torch._dynamo.utils.get_compilation_metrics")
+    assert perturb.unavailable() == ("torch._dynamo.testing.CompileCounterWithBackend (not perturbed)",
+                                     "torch._dynamo.utils.get_compilation_metrics (not perturbed)")
     with perturbed_compiler_state():  # and the perturbation does what it still can
         assert testing.CompileCounter().frame_count == PERTURBED
 
