@@ -98,12 +98,15 @@ class _Located:
         """The first class along the test's class's MRO that the text writes, with the members
         the import copied onto it (and onto the classes made from it)."""
         pending: list[Site] = []
+        written: ClassRef | None = None
         for site in test.classes:
             pending.append(site)
             cls = self._class_at(site)
             if cls is not None:
-                self._copy_onto(cls, pending)
-                return cls
+                self._copy_onto(cls, pending)  # and onto the written classes further along its MRO
+                written, pending = written or cls, []
+        if written is not None:
+            return written
         raise _Unlocated(f"its class {test.cls} is made at import time from no class the folder's text writes")
 
     def _copy_onto(self, cls: ClassRef, sites: list[Site]) -> None:
@@ -112,7 +115,6 @@ class _Located:
         by which of those classes defines them."""
         if cls in self._copied:
             return
-        self._copied.add(cls)
         names: dict[ClassRef, set[str]] = defaultdict(set)
         held: set[str] = set()
         for site in sites:
@@ -129,12 +131,14 @@ class _Located:
             origin = next((o for o in names if name in self.hierarchy.members(o)), None)
             if origin is not None:
                 names[origin].add(name)
+        written = {origin: self._name_in(cls.module, origin) for origin in names}
+        unnamed = next((origin for origin, name in written.items() if name is None), None)
+        if unnamed is not None:  # raised for each of its tests, never half registered
+            raise AssemblyError(f"{cls.name} gets members of {unnamed.name} ({unnamed.module.name}.py) at import "
+                                f"time, which {cls.module.name or 'the test file'}.py does not name")
         for origin, members in names.items():
-            written = self._name_in(cls.module, origin)
-            if written is None:
-                raise AssemblyError(f"{cls.name} gets members of {origin.name} ({origin.module.name}.py) at import "
-                                    f"time, which {cls.module.name or 'the test file'}.py does not name")
-            self.hierarchy.copy_onto(cls, origin, frozenset(members), written)
+            self.hierarchy.copy_onto(cls, origin, frozenset(members), written[origin])  # type: ignore[arg-type]
+        self._copied.add(cls)
 
     def _function_site(self, test: CollectedTest, cls: ClassRef) -> tuple[ClassRef, cst.FunctionDef]:
         """The class along `cls`'s MRO (a copy onto it included) and the method the test's code is."""
