@@ -107,7 +107,7 @@ class Donor:
             for access in assignment.references:
                 self.reads[top[id(access.node)]].add(name)
         self._accesses = {}  # id(Name) -> how it is read
-        for scope in set(scopes.values()):
+        for scope in dict.fromkeys(scopes.values()):  # each scope once, in the order of the tree
             for access in scope.accesses:
                 node = access.node
                 while isinstance(node, cst.Attribute):  # `a.b.c` read through `import a.b`

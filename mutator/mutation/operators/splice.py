@@ -121,9 +121,9 @@ class Splice(Operator):
     def fitted_args(self, value: str) -> str:
         """The donor's inputs() as arguments, the recipient's `value` fitted to each of its
         floating-point tensors. They are made once, at load time: no RNG runs in the region."""
-        inputs = self.fresh("DONOR_INPUTS")
+        inputs, arg = self.fresh("DONOR_INPUTS"), self.fresh("arg")
         self.add_helper(f"{inputs} = {self.brought.name('inputs')}()")
-        return f"*[{define_helpers(self, _FIT)['fit']}({value}, arg) for arg in {inputs}]"
+        return f"*[{define_helpers(self, _FIT)['fit']}({value}, {arg}) for {arg} in {inputs}]"
 
     def result(self, value: str, call: str, *, key: str = "") -> cst.BaseStatement:
         """The statement that keeps what `call` returns: it replaces `value` when the donor uses
@@ -169,7 +169,6 @@ def donor_args(donor: Donor, calls: list[cst.Call], fn: cst.FunctionDef | None, 
 
 
 class SpliceHelper(Splice, FloatAssignmentSite):
-    family = "S"
     name = "splice_helper"
     KIND = "helper"
     DESCRIPTION = ("Bring a helper function of another program (with the imports, constants and helpers it "
@@ -201,7 +200,6 @@ _NOT_CALLED = ("property", "setter", "getter", "deleter", "cached_property", "ab
 
 
 class SpliceClass(Splice, FloatAssignmentSite):
-    family = "S"
     name = "splice_class"
     KIND = "class"
     DESCRIPTION = ("Bring a class of another program (with what it needs), instantiate it in the compiled "
@@ -221,14 +219,15 @@ class SpliceClass(Splice, FloatAssignmentSite):
         ctor = self._constructor(donor, part, classes)
         if ctor is None:
             return f"the donor's {part.name} is built with arguments that cannot be guessed"
-        info = ProgramFacts.of(donor.ctx).classes.get(part.name)
         if part.name == donor.entry_class:
             return Use(ctor=ctor, method="__call__", fitted=True)
+        info = ProgramFacts.of(donor.ctx).classes.get(part.name)
         if info is not None and info.is_module:
             found = donor_args(donor, [], find_method(cls, "forward", classes), skip=1, rng=self.rng)
             return f"the donor's {part.name} has no forward to call" if found is None else \
                 Use(args=found[0], ctor=ctor, method="__call__")
-        for method in self.rng.sample(self._methods(cls, classes), len(self._methods(cls, classes))):
+        methods = self._methods(cls, classes)
+        for method in self.rng.sample(methods, len(methods)):
             fn = find_method(cls, method, classes)
             static = any(dotted(d.decorator) == "staticmethod" for d in fn.decorators)  # type: ignore[union-attr]
             if method in _DUNDERS and method != "__call__":
@@ -297,7 +296,6 @@ _UNDECORATED = TORCH_HANDLERS | {"__init__", "__new__", "__init_subclass__", "__
 
 
 class SpliceDecorator(Splice):
-    family = "S"
     name = "splice_decorator"
     KIND = "decorator"
     DESCRIPTION = ("Bring a decorator of another program (with what it needs) and apply it to a function or "
@@ -331,7 +329,6 @@ class SpliceDecorator(Splice):
 
 
 class SpliceContextManager(Splice, WrapRun):
-    family = "S"
     name = "splice_context_manager"
     KIND = "context_manager"
     DESCRIPTION = ("Bring a context manager of another program (a class, a mode or a @contextmanager generator, "
@@ -360,7 +357,6 @@ _CONSTRUCTOR = m.Call(func=m.Name("list") | m.Name("tuple") | m.Name("dict") | m
 
 
 class SpliceContainerSubclass(Splice, ValueSites):
-    family = "S"
     name = "splice_container_subclass"
     KIND = "container"
     DESCRIPTION = ("Bring a list, dict, set or tuple subclass of another program (with what it needs) and build "
