@@ -58,6 +58,9 @@ def test_ops_lists_every_operator_with_at_least_three_per_leaf_class():
     per_family = {f: sum(o["family"] == f for o in listed) for f in FAMILIES}
     assert all(n >= 3 for f, n in per_family.items() if f not in ("O", "X")), per_family
     assert all(o["description"] for o in listed)
+    splices = {"S.splice_class", "S.splice_decorator", "S.splice_context_manager", "S.splice_container_subclass",
+               "S.splice_helper"}
+    assert splices <= {o["op"] for o in listed}
     table = mutate("ops", "--family", "E2")
     assert table.returncode == 0 and "E2." in table.stdout and "X." not in table.stdout
 
