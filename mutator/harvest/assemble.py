@@ -9,8 +9,10 @@ and reached definitions (siblings first, each after those it imports; each in fi
 order), the last placed statement and the runner. Everything shares one namespace: the
 test file keeps its names, a sibling's that would clash with another module's (or hide a
 builtin) is renamed apart in that sibling's code (`helper` -> `helper_mixin_a`), and
-`_mod.x` of a sibling module bound to `_mod` becomes that definition's name. What cannot
-be followed or renamed raises AssemblyError; a program is never written broken.
+`_mod.x` of a sibling module bound to `_mod` becomes that definition's name. A function's
+own import of a name of a sibling (`from .utils import hook` in a setUp) is followed the
+same way and dropped, the function then reading the program's definition. What cannot be
+followed or renamed raises AssemblyError; a program is never written broken.
 """
 
 from __future__ import annotations

@@ -1,7 +1,9 @@
 """The modules a test file's tests come from: the file itself and the modules of its own
 folder that it imports, read the way pytest's import would find them and never imported.
 
-A `Module` is one file's top-level statements, each with the names it binds and uses. A
+A `Module` is one file's top-level statements, each with the names it binds and uses (a
+`try:` of imports that falls back on others `except ImportError:` stands for its first
+branch's imports) and what the imports inside its functions bind. A
 `Folder` holds the test file's module and reads a sibling (`from ._mixins import M`,
 `from . import _mod`, `import helpers_mod`) on first use, through a `Siblings` reader, so
 `resolve` can say what a name of any of them is: a statement of one of the folder's
