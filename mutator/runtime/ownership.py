@@ -1,4 +1,4 @@
-"""Which objects belong to the program, and which to torch or a library (DESIGN.md, "What is compared").
+"""Which objects belong to the program, and which to torch or a library (docs/design.md, "What is compared").
 
 A snapshot compares only state the program created. Objects owned by torch's compiler
 stack or by library internals (Dynamo's `counters`, loggers, threads, locks, hook

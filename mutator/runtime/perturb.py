@@ -2,7 +2,7 @@
 
 A value a program computes from Dynamo's or the compiler stack's state (a count read from
 `torch._dynamo.utils.counters`, a `CompileCounter`'s `frame_count`, ...) is not program
-state, wherever the program keeps or prints it (DESIGN.md, "What is compared, on other
+state, wherever the program keeps or prints it (docs/design.md, "What is compared, on other
 people's programs"): in an eager run nothing compiles, so it differs from the compiled
 run's by design. The taint is applied where such a value is read, not to a list of names:
 in a confirmation's second eager run (`RunConfig.perturb_compiler_state`) every source

@@ -281,9 +281,10 @@ class Recorder:
         delattr(self.__dict__["_target"], name)
 
 
-# what a call's record reads of each compilation's metrics (_emit_call, _recompile, _code_key)
+# what a call's record (_emit_call, _recompile, _code_key) and execute.compile_stats read of each
+# compilation's metrics
 _METRICS_READ = ("is_runtime", "recompile_reason", "co_name", "co_filename", "co_firstlineno", "compile_id",
-                 "fail_type", "fail_reason")
+                 "fail_type", "fail_reason", "entire_frame_compile_time_s")
 
 
 def unavailable() -> tuple[str, ...]:
