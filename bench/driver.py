@@ -210,8 +210,9 @@ class ReplayChecker:
 
 def replay(recording: Recording, workers: int, seconds: float, args: argparse.Namespace) -> dict[str, float]:
     from mutator.campaign.directory import Campaign, CampaignConfig
-    from mutator.commands.fuzz import build_fuzzer
     from mutator.campaign.fuzzer import Budget
+    from mutator.campaign.lanes.repair import RepairLane
+    from mutator.commands.fuzz import build_fuzzer
 
     lo, hi = (float(x) for x in args.check_seconds.split("-"))
     with tempfile.TemporaryDirectory(prefix="mutator-driver-") as tmp:
@@ -219,7 +220,7 @@ def replay(recording: Recording, workers: int, seconds: float, args: argparse.Na
         campaign = Campaign.create(Path(tmp) / "campaign", config)
         checker = ReplayChecker(recording, workers=workers, seconds=(lo, hi), fresh=args.fresh,
                                 rng=random.Random(0))
-        fuzzer = build_fuzzer(campaign, checker, torch_version="", checker=checker)
+        fuzzer = build_fuzzer(campaign, checker, torch_version="", checker=checker, lanes=[RepairLane()])
         fuzzer.seed(recording.seeds)
         fuzzer.run(Budget(seconds=WARMUP), on_progress=lambda snapshot: None)
         base_checks, base_busy, base_samples = fuzzer.session_execs, checker.busy_seconds, len(checker.backlog)

@@ -32,7 +32,9 @@ from mutator.judge.check import Checker, CheckResult  # noqa: E402
 from mutator.campaign.corpus import Corpus, CoverageMap  # noqa: E402
 from mutator.core.features import is_arc  # noqa: E402
 from mutator.findings.store import FindingStore  # noqa: E402
+from mutator.campaign.filing import Filing  # noqa: E402
 from mutator.campaign.fuzzer import Budget, Fuzzer  # noqa: E402
+from mutator.campaign.lanes.repair import RepairLane  # noqa: E402
 from mutator.mutation.mutator import Mutator  # noqa: E402
 from mutator.mutation.registry import all_operators  # noqa: E402
 from mutator.exec.pool import WorkerPool  # noqa: E402
@@ -64,7 +66,8 @@ def campaign_run(name: str, *, schedule: str, seeds, pool, out: Path, execs: int
     checker = RecordingChecker(pool)
     fuzzer = Fuzzer(corpus=Corpus(), coverage=CoverageMap(), mutator=Mutator(all_operators()),
                     schedule=SCHEDULES[schedule](), checker=checker,
-                    store=FindingStore(campaign.root), campaign=campaign, rng=random.Random(rng_seed),
+                    filing=Filing(FindingStore(campaign.root)), campaign=campaign, lanes=[RepairLane()],
+                    rng=random.Random(rng_seed),
                     feedback=guided, inflight=2 * pool.size)
     fuzzer.seed(seeds)
     seed_arcs = {f for f in fuzzer.coverage.hits if is_arc(f)}

@@ -131,6 +131,7 @@ def instrument(phases: Phases, fuzzer: Any) -> None:
     """Probes on the driver's parts; each names a phase of PHASES. Whatever a version of the
     loop lacks (no mutation in the driver, say) is simply not there to charge."""
     import mutator.campaign.fuzzer as fuzzer_module
+    from mutator.campaign.lanes import reducing, repair
     from mutator.judge import check, oracle
 
     phases.wrap(fuzzer.schedule, "choose", "choose")
@@ -150,10 +151,13 @@ def instrument(phases: Phases, fuzzer: Any) -> None:
     for name in ("save_entry", "save_invalid", "save_lost", "save_stats", "save_coverage", "append_plot"):
         phases.wrap(fuzzer.campaign, name, "write campaign dir")
     phases.wrap(fuzzer.store, "record", "write campaign dir")
-    phases.wrap(fuzzer, "_repair", "repair")
-    phases.wrap(fuzzer_module, "repair_by_rules", "repair")
-    phases.wrap(fuzzer_module.RepairRequest, "of", "repair")
-    phases.wrap(fuzzer, "collect_reductions", "reduction bookkeeping")
+    phases.wrap(repair, "repair_by_rules", "repair")
+    for lane in fuzzer.lanes:  # the repair lane's work on an invalid mutant, the reductions' records
+        if isinstance(lane, repair.RepairLane):
+            phases.wrap(lane, "checked", "repair")
+            phases.wrap(lane, "poll", "repair")
+        elif isinstance(lane, reducing.ReductionLane):
+            phases.wrap(lane, "poll", "reduction bookkeeping")
     for name in ("_process", "_drain", "_mutants", "snapshot"):
         phases.wrap(fuzzer, name, "loop (rest)")
 
@@ -172,6 +176,7 @@ def build(root: Path, seed_paths: list[Path], *, jobs: int | None, seed: int):  
     reduction, on a new pool; `checked` collects every check result the loop processes,
     with the seconds its worker spent building the mutant."""
     from mutator.campaign.directory import Campaign, CampaignConfig
+    from mutator.campaign.lanes.repair import RepairLane
     from mutator.commands.fuzz import build_fuzzer
     from mutator.exec.pool import WorkerPool
     from mutator.core.observation import RunConfig
@@ -182,7 +187,7 @@ def build(root: Path, seed_paths: list[Path], *, jobs: int | None, seed: int):  
     config = CampaignConfig(corpus=tuple(map(str, seed_paths)), seed=seed)
     campaign = Campaign.create(root, config)
     pool = WorkerPool(workers=jobs, config=RunConfig(), coverage=config.coverage)
-    fuzzer = build_fuzzer(campaign, pool, torch_version="")
+    fuzzer = build_fuzzer(campaign, pool, torch_version="", lanes=[RepairLane()])
     checked: list[Any] = []
     process = fuzzer._process
 

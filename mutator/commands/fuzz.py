@@ -1,7 +1,7 @@
 """`mutate fuzz`: the campaign. Wires the corpus, the Mutator, the schedule, the executor
-(the local pool, or Ray actors), the checker and the finding store into a Fuzzer, with
-repair, the LLM, background reduction and sync with peers beside the loop, and the live
-screen or status lines."""
+(the local pool, or Ray actors), the checker and the findings into a Fuzzer, with the
+lanes this session runs beside the loop (repair, the LLM's family L, sync with peers,
+background reduction: `mutator/campaign/lanes/`), and the live screen or status lines."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import random
 import signal
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import click
@@ -25,13 +26,20 @@ from mutator.core.build import Build
 from mutator.campaign.corpus import Corpus
 from mutator.exec import ExecutorError
 from mutator.findings.store import FindingStore
-from mutator.campaign.fuzzer import LLM_FAMILY, Budget, Fuzzer
+from mutator.campaign.filing import Filing
+from mutator.campaign.fuzzer import Budget, Fuzzer
+from mutator.campaign.lane import Lane
+from mutator.campaign.lanes.llm import LLMAnswers, LLMMutationLane
+from mutator.campaign.lanes.peers import SyncLane
+from mutator.campaign.lanes.reducing import ReductionLane
+from mutator.campaign.lanes.repair import RepairLane
 from mutator.findings.known import KnownBugs, KnownError, KnownHits
 from mutator.mutation.mutator import Mutator
 from mutator.mutation.registry import all_operators
 from mutator.core.program import load_programs
 from mutator.campaign.schedule import SCHEDULES
 from mutator.core.storage import StorageError
+from mutator.reduce.background import BackgroundReduction
 from mutator.campaign.sync import SYNC_EVERY, Sync, SyncError, instance_directory
 from mutator.campaign.ui import LiveScreen, StatusLines, finding_lines, origin_lines, status_line
 
@@ -134,22 +142,17 @@ def fuzz(ctx: click.Context, corpus_dirs: tuple[str, ...], out: Path, duration: 
         torch_version = pool.build.describe()
         campaign.save_config(config := dataclasses.replace(config, sandbox=pool.sandbox(), torch=pool.build.as_json(),
                                                            python=python, driver=Build.driver().as_json()))
-        fuzzer = build_fuzzer(campaign, pool, torch_version)
-        for problem in [*campaign.problems, *fuzzer.store.unreadable]:
-            click.echo(f"warning: {problem}", err=True)
-        if sync_dir is not None:
-            fuzzer.sync = Sync(campaign, every=sync_every)
         if known is not None:
-            fuzzer.known = known
             click.echo(f"known: {len(known.known.signatures)} signatures and {len(known.known.digests)} reduced "
                        f"programs filed before, from {', '.join(known.known.sources)}", err=True)
-        fuzzer.repair_rules = not no_repair
-        _attach_llm(fuzzer, llm_config, campaign, no_repair=no_repair, no_llm=no_llm)
-        if not no_reduce:
-            from mutator.reduce.background import BackgroundReduction
-
-            fuzzer.reduction = BackgroundReduction(pool, campaign.root, workers=pool.size, config=run,
-                                                   torch_version=torch_version, max_share=reduce_share)
+        sync = SyncLane(Sync(campaign, every=sync_every)) if sync_dir is not None else None
+        reduction = None if no_reduce else ReductionLane(BackgroundReduction(
+            pool, campaign.root, workers=pool.size, config=run, torch_version=torch_version, max_share=reduce_share))
+        lanes = [*_repair_and_llm_lanes(llm_config, campaign, no_repair=no_repair, no_llm=no_llm),
+                 *(lane for lane in (sync, reduction) if lane is not None)]
+        fuzzer = build_fuzzer(campaign, pool, torch_version, lanes=lanes, known=known)
+        for problem in [*campaign.problems, *fuzzer.store.unreadable]:
+            click.echo(f"warning: {problem}", err=True)
         workers = f"{pool.size} Ray actors" if ray_address is not None else f"{pool.size} workers"
         title = (f"mutate fuzz: {campaign.root} ({config.backend} backend, {config.schedule} schedule, {workers}, "
                  f"sandbox: {config.sandbox})")
@@ -174,19 +177,14 @@ def fuzz(ctx: click.Context, corpus_dirs: tuple[str, ...], out: Path, duration: 
             click.echo(f"error: {_write_failure(exc, campaign)}", err=True)
             unwritable = True
         finally:
-            if fuzzer.reduction is not None:
-                fuzzer.reduction.close()
-                fuzzer.collect_reductions()
-            if fuzzer.llm is not None:
-                fuzzer.llm.close()
             try:
-                fuzzer.save(force=True)
+                fuzzer.stop()  # each lane finishes (the reductions done are recorded), then all is saved
             except OSError as exc:
                 if not unwritable:
                     click.echo(f"error: {_write_failure(exc, campaign)}", err=True)
                 unwritable = True
             campaign.close()
-    _print_summary(fuzzer)
+    _print_summary(fuzzer, reduction=reduction, sync=sync)
     if unwritable:
         sys.exit(EXIT_USAGE)
 
@@ -240,43 +238,46 @@ def _llm_config(campaign: Campaign, *, no_llm: bool, model: str | None, budget_c
     return config
 
 
-def _attach_llm(fuzzer: Fuzzer, config, campaign: Campaign, *, no_repair: bool,  # type: ignore[no-untyped-def]
-                no_llm: bool) -> None:
-    """Repair by the LLM and family L, beside the loop; said once either way."""
+def _repair_and_llm_lanes(config, campaign: Campaign, *, no_repair: bool,  # type: ignore[no-untyped-def]
+                          no_llm: bool) -> list[Lane]:
+    """Repair (the rules, then the LLM's) and family L, beside the loop; what the LLM does is
+    said once either way."""
     if config is None:
         why = "(--no-llm)" if no_llm else ("set OPENAI_BASE_URL (a local OpenAI-compatible server) or "
                                           "OPENAI_API_KEY (OpenAI) to turn them on")
         click.echo(f"LLM repair and family L are off: {why}" + ("" if no_repair else "; rules still repair"),
                    err=True)
-        return
+        return [] if no_repair else [RepairLane()]
     from mutator.llm import LLM
     from mutator.llm.lane import LLMLane
     from mutator.llm.rewrite import LLMMutation
     from mutator.repair.llm import LLMRepairer
 
     llm = LLM(config, campaign.root / "llm-cache")
-    fuzzer.llm = LLMLane(llm)
-    fuzzer.llm_repairer = None if no_repair else LLMRepairer(llm)
-    fuzzer.llm_mutation = LLMMutation(llm)
-    fuzzer.mutator.add_family(LLM_FAMILY)
+    answers = LLMAnswers(LLMLane(llm))
     click.echo(f"LLM: {config.describe()}: " + ("" if no_repair else "repairs invalid mutants and ")
                + "writes mutants of family L", err=True)
+    repair = [] if no_repair else [RepairLane(llm=answers, repairer=LLMRepairer(llm))]
+    return [*repair, LLMMutationLane(answers, LLMMutation(llm))]
 
 
-def build_fuzzer(campaign: Campaign, executor, torch_version: str, *, checker=None) -> Fuzzer:  # type: ignore[no-untyped-def]
-    """The loop of a campaign directory (new or resumed) on `executor`: its corpus, coverage,
-    findings and statistics as on disk, checks through `checker` (default: a `Checker` of
-    the executor; the benches pass a stand-in), two checks in flight per worker."""
+def build_fuzzer(campaign: Campaign, executor, torch_version: str, *, checker=None,  # type: ignore[no-untyped-def]
+                 lanes: Sequence[Lane] = (), known: KnownHits | None = None) -> Fuzzer:
+    """The loop of a campaign directory (new or resumed) on `executor`, with `lanes` beside it:
+    its corpus, coverage, findings and statistics as on disk, checks through `checker`
+    (default: a `Checker` of the executor; the benches pass a stand-in), two checks in
+    flight per worker."""
     config = campaign.config
     corpus, coverage = Corpus(), campaign.load_coverage()
     for entry in campaign.load_entries():
         corpus.add(entry)
         coverage.include(entry.features)
+    store = FindingStore(campaign.root, torch_version=torch_version, backend=config.backend, lazy=True)
     fuzzer = Fuzzer(
         corpus=corpus, coverage=coverage, mutator=Mutator(all_operators(), max_stack=config.max_stack),
-        schedule=SCHEDULES[config.schedule](), checker=checker or Checker(executor),
-        store=FindingStore(campaign.root, torch_version=torch_version, backend=config.backend, lazy=True),
-        campaign=campaign, rng=random.Random(config.seed), inflight=2 * executor.size, health=executor.health,
+        schedule=SCHEDULES[config.schedule](), checker=checker or Checker(executor), filing=Filing(store, known),
+        campaign=campaign, lanes=lanes, rng=random.Random(config.seed), inflight=2 * executor.size,
+        health=executor.health,
     )
     fuzzer.restore(campaign.load_stats())
     fuzzer.rng = random.Random(f"{config.seed}/{fuzzer.stats.execs}")  # a resumed session does not replay
@@ -338,29 +339,29 @@ class _GracefulStop:
         print("\nstopping: finishing the programs in flight (Ctrl-C again to stop at once)", file=sys.stderr)
 
 
-def _print_summary(fuzzer: Fuzzer) -> None:
+def _print_summary(fuzzer: Fuzzer, *, reduction: ReductionLane | None, sync: SyncLane | None) -> None:
     snapshot = fuzzer.snapshot()
     click.echo(status_line(snapshot))
     for line in finding_lines(fuzzer.store.findings.values(), fuzzer.campaign.root):
         click.echo(line)
     if fuzzer.set_aside:
         click.echo(f"  {len(fuzzer.set_aside)} seeds set aside (see {fuzzer.campaign.root / 'set_aside.json'})")
-    if fuzzer.reduction is not None:
+    if reduction is not None:
         unreduced = sum(1 for f in fuzzer.store.findings.values() if not f.reduction)
         click.echo(f"  {fuzzer.stats.reduced} findings reduced in the background, {fuzzer.stats.merged} merged"
                    + (f"; {unreduced} not reduced yet (next session, or mutate reduce "
                       f"{fuzzer.campaign.root}/findings/*)" if unreduced else ""))
         if fuzzer.stats.reduce_failed:
             click.echo(f"  {fuzzer.stats.reduce_failed} reductions failed; the last: {fuzzer.stats.last_reduce_error}")
-    for line in origin_lines(fuzzer.snapshot()):
+    for line in origin_lines(snapshot):
         click.echo("  " + line)
-    if fuzzer.known is not None:
-        known = fuzzer.known
+    known = fuzzer.filing.known
+    if known is not None:
         marked = sum(1 for f in fuzzer.store.findings.values() if f.known)
         click.echo(f"  known: {known.total} hits of {len(known.hits)} signatures filed before, not filed again "
                    f"(see {known.path})" + (f"; {marked} findings reduced to a program filed before" if marked else ""))
-    if fuzzer.sync is not None:
-        stats = fuzzer.sync.stats
+    if sync is not None:
+        stats = sync.sync.stats
         peers = f"; peers skipped (another coverage configuration): {', '.join(stats.skipped_peers)}" \
             if stats.skipped_peers else ""
         click.echo(f"  sync: {stats.imported} entries taken from peers in {stats.rounds} rounds, "

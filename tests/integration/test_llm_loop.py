@@ -19,7 +19,10 @@ from mutator.campaign.directory import Campaign, CampaignConfig
 from mutator.judge.check import Checker
 from mutator.campaign.corpus import Corpus, CoverageMap
 from mutator.findings.store import FindingStore
-from mutator.campaign.fuzzer import LLM_FAMILY, Budget, Fuzzer
+from mutator.campaign.filing import Filing
+from mutator.campaign.fuzzer import Budget, Fuzzer
+from mutator.campaign.lanes.llm import LLM_FAMILY, LLMAnswers, LLMMutationLane
+from mutator.campaign.lanes.repair import RepairLane
 from mutator.llm import LLM, LLMConfig, extract_code
 from mutator.llm.lane import LLMLane
 from mutator.llm.rewrite import LLMMutation
@@ -92,13 +95,15 @@ def test_repaired_and_llm_made_programs_join_the_queue_and_are_counted(tmp_path:
                   campaign.root / "llm-cache")
         mutator = Breaking()
         mutator.add_family(LLM_FAMILY)
+        answers = LLMAnswers(LLMLane(llm))
         fuzzer = Fuzzer(corpus=Corpus(), coverage=CoverageMap(), mutator=mutator, schedule=UniformSchedule(),
-                        checker=Checker(pool), store=FindingStore(campaign.root), campaign=campaign,
-                        rng=random.Random(3), inflight=2, llm=LLMLane(llm), llm_repairer=LLMRepairer(llm),
-                        llm_mutation=LLMMutation(llm))
+                        checker=Checker(pool), filing=Filing(FindingStore(campaign.root)), campaign=campaign,
+                        lanes=[RepairLane(llm=answers, repairer=LLMRepairer(llm)),
+                               LLMMutationLane(answers, LLMMutation(llm))],
+                        rng=random.Random(3), inflight=2)
         fuzzer.seed([Program.from_source(SEED, "seed.py")])
         fuzzer.run(Budget(max_execs=40))
-        fuzzer.llm.close()
+        fuzzer.stop()
     campaign.close()
     origins = fuzzer.stats.origins
     assert fuzzer.stats.execs == 41  # the loop kept its pace: the seed and 40 checks

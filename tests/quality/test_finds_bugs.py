@@ -11,7 +11,9 @@ from mutator.campaign.directory import Campaign, CampaignConfig
 from mutator.judge.check import Checker
 from mutator.campaign.corpus import Corpus, CoverageMap
 from mutator.findings.store import FindingStore
+from mutator.campaign.filing import Filing
 from mutator.campaign.fuzzer import Budget, Fuzzer
+from mutator.campaign.lanes.repair import RepairLane
 from mutator.mutation.mutator import Mutator
 from mutator.mutation.operators.structure import InsertGraphBreak
 from mutator.core.observation import RunConfig
@@ -70,8 +72,8 @@ def test_one_mutation_away_from_a_divergence_gives_one_finding_with_many_hits(tm
     campaign = Campaign.create(tmp_path / "campaign", CampaignConfig(corpus=("test",)))
     with WorkerPool(workers=2, config=RunConfig(timeout=60), coverage=("torch/_dynamo",)) as pool:
         fuzzer = Fuzzer(corpus=Corpus(), coverage=CoverageMap(), mutator=Mutator([InsertGraphBreak]),
-                        schedule=FastSchedule(), checker=Checker(pool), store=FindingStore(campaign.root),
-                        campaign=campaign, rng=random.Random(1), inflight=4)
+                        schedule=FastSchedule(), checker=Checker(pool), filing=Filing(FindingStore(campaign.root)),
+                        campaign=campaign, lanes=[RepairLane()], rng=random.Random(1), inflight=4)
         fuzzer.seed([seed])
         assert len(fuzzer.corpus) == 1, fuzzer.set_aside  # the seed itself passes
         fuzzer.run(Budget(max_execs=16))

@@ -14,8 +14,12 @@ from mutator.judge.check import CheckReply, CheckResult, CheckTask, first_pass, 
 from mutator.core.features import WorkerCoverage
 from mutator.campaign.corpus import Corpus, CoverageMap
 from mutator.findings.store import FindingStore
+from mutator.campaign.filing import Filing
 from mutator.campaign.fuzzer import Budget, Fuzzer
+from mutator.campaign.lane import Job, Lane
+from mutator.campaign.lanes.repair import RepairLane
 from mutator.mutation.mutator import MutantBuilder, Mutator, Recipe
+from mutator.mutation.operator import Step
 from mutator.mutation.registry import all_operators
 from mutator.core.observation import Outcome
 from mutator.judge.oracle import Oracle
@@ -77,8 +81,8 @@ class ScriptedChecker:
 def loop(tmp_path: Path, checker: ScriptedChecker, mutator: Mutator | None = None) -> Fuzzer:
     campaign = Campaign.create(tmp_path / "c", CampaignConfig(corpus=("seeds",)))
     return Fuzzer(corpus=Corpus(), coverage=CoverageMap(), mutator=mutator or Mutator(all_operators()),
-                  schedule=UniformSchedule(), checker=checker, store=FindingStore(campaign.root),  # type: ignore[arg-type]
-                  campaign=campaign, rng=random.Random(0), inflight=3)
+                  schedule=UniformSchedule(), checker=checker, filing=Filing(FindingStore(campaign.root)),  # type: ignore[arg-type]
+                  campaign=campaign, lanes=[RepairLane()], rng=random.Random(0), inflight=3)
 
 
 def test_the_driver_sends_recipes_and_counts_what_the_worker_tried(tmp_path: Path):
@@ -157,3 +161,54 @@ def test_workers_reporting_only_what_they_had_not_reported_keep_the_same_corpus_
         [(e.id, e.parent, e.features) for e in whole.corpus.entries]
     assert len(whole.corpus) > 5
     assert reported.coverage.hits == whole.coverage.hits and reported.coverage.arcs() == whole.coverage.arcs()
+
+
+class RecordingLane(Lane):
+    """Writes down what the loop tells it; on its first poll it hands the loop a program of
+    its own, which must be checked like a mutant."""
+
+    def __init__(self) -> None:
+        self.events: list[str] = []
+        self.handed: Job | None = None
+
+    def start(self, loop):  # type: ignore[no-untyped-def]
+        self.events.append("start")
+
+    def poll(self, loop):  # type: ignore[no-untyped-def]
+        self.events.append("poll")
+        if self.handed is not None:
+            return ()
+        parent = loop.choose()
+        program = Program.from_source(parent.program.source.replace("x + 1", "x + 2"), "lane_made.py")
+        self.handed = loop.job(program, (Step("E2.by_the_lane", "fn:5"),), parent)
+        return [self.handed]
+
+    def checked(self, loop, checked):  # type: ignore[no-untyped-def]
+        self.events.append("seed" if checked.job.mutant is None else "checked")
+
+    def stop(self, loop):  # type: ignore[no-untyped-def]
+        self.events.append("stop")
+
+    def snapshot(self):  # type: ignore[no-untyped-def]
+        return dict(recording=len(self.events))
+
+
+def test_the_loop_tells_its_lanes_of_the_session_and_checks_what_they_hand_it(tmp_path: Path):
+    checker = ScriptedChecker()
+    lane = RecordingLane()
+    campaign = Campaign.create(tmp_path / "c", CampaignConfig(corpus=("seeds",)))
+    fuzzer = Fuzzer(corpus=Corpus(), coverage=CoverageMap(), mutator=Mutator(all_operators()),
+                    schedule=UniformSchedule(), checker=checker, filing=Filing(FindingStore(campaign.root)),  # type: ignore[arg-type]
+                    campaign=campaign, lanes=[lane], rng=random.Random(0), inflight=3)
+    fuzzer.seed([SEED])
+    fuzzer.run(Budget(max_execs=6))
+    fuzzer.stop()
+    events = lane.events
+    # the dry run is not polled: the first poll comes after it, before the first mutant
+    assert events[:3] == ["start", "seed", "poll"] and events[-1] == "stop" and events.count("start") == 1
+    assert events.count("checked") == 6 and events.count("poll") >= 2
+    assert lane.handed is not None and lane.handed.task is checker.tasks[1]  # checked first, before new mutants
+    assert checker.tasks[1].steps == (Step("E2.by_the_lane", "fn:5"),) and checker.tasks[1].parent.source == SEED.source
+    stats = json.loads((campaign.root / "stats.json").read_text())
+    assert stats["snapshot"]["recording"] == len(events) and stats["snapshot"]["sync"] is None
+    campaign.close()

@@ -233,6 +233,7 @@ def test_queue_entries_round_trip_and_half_written_entries_are_ignored(tmp_path:
 
 
 def test_operator_usefulness_and_family_yield_survive_a_resume(tmp_path: Path):
+    from mutator.campaign.filing import Filing
     from mutator.campaign.fuzzer import Fuzzer
     from mutator.mutation.mutator import Mutator
     from mutator.mutation.operator import Mutant, Step
@@ -240,7 +241,7 @@ def test_operator_usefulness_and_family_yield_survive_a_resume(tmp_path: Path):
 
     def fuzzer(campaign: Campaign) -> Fuzzer:
         return Fuzzer(corpus=Corpus(), coverage=CoverageMap(), mutator=Mutator(all_operators()),
-                      schedule=UniformSchedule(), checker=None, store=FindingStore(campaign.root),  # type: ignore[arg-type]
+                      schedule=UniformSchedule(), checker=None, filing=Filing(FindingStore(campaign.root)),  # type: ignore[arg-type]
                       campaign=campaign, rng=random.Random(0))
 
     campaign = Campaign.create(tmp_path / "c", CampaignConfig(corpus=("seeds",)))

@@ -17,7 +17,10 @@ from mutator.campaign.corpus import Corpus, CoverageMap
 from mutator.findings.finding import Finding
 from mutator.findings.signature import Signature
 from mutator.findings.store import FindingStore
-from mutator.campaign.fuzzer import Fuzzer, _Job
+from mutator.campaign.filing import Filing
+from mutator.campaign.fuzzer import Fuzzer
+from mutator.campaign.lane import Job
+from mutator.campaign.lanes.reducing import ReductionLane
 from mutator.findings.known import KnownBugs, KnownError, KnownHits, Match, mark, reproducer_digests
 from mutator.report.issue import known_lines
 from mutator.mutation.mutator import Mutator
@@ -148,12 +151,12 @@ def _crash(source: str = REDUCED, type_name: str = "TypeError") -> CheckResult:
 def _fuzzer(root: Path, known: KnownHits | None) -> Fuzzer:
     campaign = Campaign.create(root, CampaignConfig(corpus=("seeds",)))
     return Fuzzer(corpus=Corpus(), coverage=CoverageMap(), mutator=Mutator(all_operators()),
-                  schedule=UniformSchedule(), checker=None, store=FindingStore(campaign.root),  # type: ignore[arg-type]
-                  campaign=campaign, rng=random.Random(0), known=known)
+                  schedule=UniformSchedule(), checker=None, filing=Filing(FindingStore(campaign.root), known),  # type: ignore[arg-type]
+                  campaign=campaign, rng=random.Random(0))
 
 
 def _hit(fuzzer: Fuzzer, result: CheckResult) -> None:
-    job = _Job(CheckTask(result.program), None, seed_path="m.py")
+    job = Job(CheckTask(result.program), None, seed_path="m.py")
     job.program = result.program
     fuzzer._process(job, result)
 
@@ -179,7 +182,7 @@ def test_a_signature_filed_here_before_goes_on_counting_here(tmp_path: Path):
     FindingStore(tmp_path / "first").record(_crash(), provenance="seed:m.py", parent=None, elapsed=1.0)
     fuzzer = _fuzzer(tmp_path / "second", None)
     _hit(fuzzer, _crash())  # a session without --known filed it
-    fuzzer.known = KnownHits(tmp_path / "second", KnownBugs.load([tmp_path / "first"]))
+    fuzzer.filing.known = KnownHits(tmp_path / "second", KnownBugs.load([tmp_path / "first"]))
     _hit(fuzzer, _crash())
     [finding] = fuzzer.store.findings.values()
     assert finding.hits == 2 and fuzzer.stats.known == 0
@@ -210,8 +213,7 @@ def test_a_finding_that_reduces_to_a_known_program_is_marked_known(tmp_path: Pat
     _hit(fuzzer, _crash(big, type_name="KeyError"))
     [finding] = fuzzer.store.findings.values()
     assert finding.is_new
-    fuzzer.reduction = _Reduced(finding.directory, REDUCED.replace("03d", "x"))  # type: ignore[assignment]
-    fuzzer.collect_reductions()
+    ReductionLane(_Reduced(finding.directory, REDUCED.replace("03d", "x"))).poll(fuzzer)  # type: ignore[arg-type]
     record = json.loads((tmp_path / "second" / finding.directory / "finding.json").read_text())
     assert record["known"]["by"] == "canonical form" and record["known"]["where"].startswith(str(tmp_path / "first"))
     assert fuzzer.snapshot()["findings"] == 0 and fuzzer.snapshot()["known_findings"] == 1

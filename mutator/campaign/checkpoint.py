@@ -1,0 +1,68 @@
+"""What a session writes besides queue entries and findings, and what a resumed one takes back
+(docs/design.md, "campaign").
+
+Queue entries and findings are written as they come. Every SAVE_EVERY seconds, and when a
+session ends, the rest is written: stats.json (the counters, the live screen's snapshot,
+each entry's choice counts, operator usefulness, family yields), coverage.bin and a line
+of plot_data.csv. On resume, the queue and the findings win over a stats.json behind them
+(a kill between the writes leaves it so).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import asdict
+from typing import Any
+
+from mutator.campaign.corpus import Corpus, CoverageMap
+from mutator.campaign.directory import PLOT_COLUMNS, Campaign
+from mutator.campaign.lanes.llm import LLM_FAMILY
+from mutator.campaign.stats import FuzzStats
+from mutator.findings.store import FindingStore
+from mutator.mutation.mutator import Mutator, Usefulness
+
+SAVE_EVERY = 5.0  # seconds between writes of stats.json, coverage.bin and plot_data.csv
+
+
+class Checkpoint:
+    def __init__(self, campaign: Campaign, *, every: float = SAVE_EVERY,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.campaign = campaign
+        self.every = every
+        self._clock = clock
+        self._last: float | None = None
+
+    def due(self) -> bool:
+        return self._last is None or self._clock() - self._last >= self.every
+
+    def save(self, *, stats: FuzzStats, snapshot: dict[str, Any], elapsed: float, corpus: Corpus,
+             coverage: CoverageMap, mutator: Mutator) -> None:
+        self._last = self._clock()
+        self.campaign.save_coverage(coverage)
+        self.campaign.save_stats(dict(
+            counters={**asdict(stats), "elapsed": round(elapsed, 2)},
+            snapshot=snapshot,
+            queue_state={str(e.id): [e.times_chosen, e.finds] for e in corpus.entries},
+            operators={op: u.as_dict() for op, u in sorted(mutator.stats.items())},
+            family_yield={f: round(y, 6) for f, y in sorted(mutator.family_yield.items())},
+        ))
+        self.campaign.append_plot({k: snapshot.get(k, "") for k in PLOT_COLUMNS})
+
+    def restore(self, saved: dict[str, Any], *, corpus: Corpus, store: FindingStore, mutator: Mutator) -> FuzzStats:
+        """The counters of a previous session's stats.json (`saved`); its choice counts go back
+        into the queue's entries, operator usefulness and family yields into `mutator`."""
+        counters = saved.get("counters", {})
+        stats = FuzzStats(**{k: v for k, v in counters.items() if k in FuzzStats.__dataclass_fields__})
+        stats.kept = len(corpus)
+        stats.hits = max(stats.hits, sum(f.hits for f in store.findings.values()))
+        stats.execs = max(stats.execs, stats.kept + stats.hits)
+        state = saved.get("queue_state", {})
+        for entry in corpus.entries:
+            entry.times_chosen, entry.finds = state.get(str(entry.id), (0, 0))
+        for op, values in saved.get("operators", {}).items():
+            mutator.stats[op] = Usefulness(**values)
+        for family, value in saved.get("family_yield", {}).items():
+            if family in mutator.family_yield or family == LLM_FAMILY:  # L: whether or not on this session
+                mutator.family_yield[family] = float(value)
+        return stats

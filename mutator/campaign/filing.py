@@ -1,0 +1,64 @@
+"""Where the loop's bug verdicts go (docs/design.md, "campaign"): a finding of the campaign's
+store, or, for a bug filed before (`mutate fuzz --known`), a count in known.json.
+
+The loop's thread owns the findings: it files hits here, and here it records what a
+reduction beside the loop made of a finding (merging findings that turn out to be one,
+marking one that reduced to a program filed before).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mutator.findings.finding import Finding
+from mutator.findings.known import KnownHits, mark
+from mutator.findings.signature import Signature
+from mutator.findings.store import FindingStore
+from mutator.judge.check import CheckResult
+from mutator.mutation.mutator import Recipe
+from mutator.reduce.driver import Outcome, record_reduction
+
+
+class Filing:
+    def __init__(self, store: FindingStore, known: KnownHits | None = None) -> None:
+        self.store = store
+        self.known = known  # bugs filed before (--known): their hits are counted, not filed
+
+    def file(self, result: CheckResult, *, provenance: str, parent: int | None, elapsed: float,
+             recipe: Recipe | None = None) -> tuple[Finding, bool] | None:
+        """File a bug verdict: its finding and whether it is a new one; None when it is a hit of
+        a signature filed before that this campaign has not filed itself (counted in known.json)."""
+        if self._count_known(result, provenance, elapsed):
+            return None
+        return self.store.record(result, provenance=provenance, parent=parent, elapsed=elapsed, recipe=recipe)
+
+    def _count_known(self, result: CheckResult, provenance: str, elapsed: float) -> bool:
+        if self.known is None:
+            return False
+        signature = Signature.of(result)
+        if self.store.aliases.get(signature, signature) in self.store.findings:
+            return False  # filed here already (before --known was given): it goes on counting here
+        return self.known.count(signature, provenance=provenance, size=len(result.program.source), elapsed=elapsed)
+
+    def reduced(self, finding: Finding, outcome: Outcome) -> Finding:
+        """Record a finished reduction in `finding`; the finding that stands (another, when the
+        two reduced to one program)."""
+        finding = record_reduction(self.store, finding, outcome)
+        if self.known is not None and not finding.known and mark(finding, self.known.known):
+            self.store.save(finding)  # reduced to a bug filed before: not new after all
+        return finding
+
+    def flush(self) -> None:
+        self.store.flush()
+        if self.known is not None:
+            self.known.save()
+
+    def snapshot(self) -> dict[str, Any]:
+        findings = self.store.findings.values()
+        return dict(
+            findings=sum(1 for f in findings if f.is_new),
+            findings_by_kind=self.store.count_by_kind(),
+            known_from_peers=sum(1 for f in findings if f.known_from),
+            known_signatures=len(self.known.hits) if self.known is not None else 0,
+            known_findings=sum(1 for f in findings if f.known),
+        )
