@@ -78,7 +78,8 @@ CAMPAIGN_OPTIONS = ("corpus_dirs", "backend", "schedule", "seed", "timeout", "me
                    "its peers' entries that add features, and their findings' signatures.")
 @click.option("--name", "instance", default=None, help="This instance's name in --sync-dir (its directory).")
 @click.option("--sync-every", type=Duration(), default=SYNC_EVERY, show_default=True,
-              help="Seconds (or 2m, ...) between looks at the peers in --sync-dir.")
+              help="Seconds (or 2m, ...) between looks at the peers in --sync-dir (there is one after the dry run "
+                   "and one before stopping too).")
 @click.option("--known", "known_paths", multiple=True, type=click.Path(exists=True, path_type=Path),
               help="Bugs filed before (repeatable): a campaign directory, a findings folder, a finding directory or "
                    "a folder of reproducer .py files. Hits of their signatures are counted in known.json, not filed; "
@@ -178,7 +179,7 @@ def fuzz(ctx: click.Context, corpus_dirs: tuple[str, ...], out: Path, duration: 
             unwritable = True
         finally:
             try:
-                fuzzer.stop()  # each lane finishes (the reductions done are recorded), then all is saved
+                fuzzer.stop()  # each lane finishes (a last look at the peers, the reductions done), then all is saved
             except OSError as exc:
                 if not unwritable:
                     click.echo(f"error: {_write_failure(exc, campaign)}", err=True)

@@ -1,6 +1,7 @@
 """Two instances of one campaign on one sync directory, AFL style, through the command line:
 the second takes the first's entries that add features (named `sync:`), knows its findings
-(not filed as new), and `mutate report` over both shows each signature once."""
+(not filed as new), and `mutate report` over both shows each signature once; two started
+together, for less than --sync-every, still take each other's entries."""
 
 from __future__ import annotations
 
@@ -35,10 +36,28 @@ FAILING = """
 """
 
 
+LOOPING = """
+    import torch
+    def fn(x, n):
+        total = x
+        for i in range(n):
+            total = total + i
+        return total.cos()
+    def inputs():
+        return (torch.ones(2), 3)
+"""
+
+
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
     return subprocess.run([sys.executable, str(ROOT / "cli.py"), *args], capture_output=True, text=True,
                           timeout=900, cwd=ROOT, env=env)
+
+
+def start(*args: str) -> subprocess.Popen[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI_")}
+    return subprocess.Popen([sys.executable, str(ROOT / "cli.py"), *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, cwd=ROOT, env=env)
 
 
 def seed_finding(campaign: Path) -> dict:
@@ -87,3 +106,24 @@ def test_two_synced_instances_share_entries_and_findings(tmp_path: Path):
     [row] = [row for row in rows if row["directory"] == found["directory"]]
     assert row["campaign"] == str(sync / "a") and row["also_in"] == [str(b / again["directory"])]
     assert row["hits"] == found["hits"] + again["hits"]
+
+
+def test_two_instances_started_together_take_each_others_entries(tmp_path: Path):
+    """Both finish within --sync-every (the default, two minutes): each looks at the other
+    after its dry run, when it is still at its seeds, and once more before it stops."""
+    seeds = tmp_path / "seeds"
+    seeds.mkdir()
+    (seeds / "passing.py").write_text(textwrap.dedent(PASSING).lstrip())
+    (seeds / "looping.py").write_text(textwrap.dedent(LOOPING).lstrip())
+    sync = tmp_path / "sync"
+    instances = [start("fuzz", "--name", name, "--seed", str(seed), "--max-execs", "80", "--sync-dir", str(sync),
+                       "--corpus", str(seeds), "--no-ui", "--no-reduce", "-j", "1")
+                 for name, seed in (("a", 1), ("b", 2))]
+    for proc in instances:
+        out, err = proc.communicate(timeout=900)
+        assert proc.returncode == 0, err[-3000:]
+    for name, peer in (("a", "b"), ("b", "a")):
+        taken = sorted((sync / name / "queue").glob(f"id:*,sync:{peer},src:*.py"))
+        assert taken, f"{name} took nothing from {peer}: {sorted(p.name for p in (sync / name / 'queue').iterdir())}"
+        sync_stats = json.loads((sync / name / "stats.json").read_text())["snapshot"]["sync"]
+        assert sync_stats["rounds"] >= 2 and sync_stats["imported"] == len(taken)

@@ -120,3 +120,46 @@ def test_a_signature_is_known_by_its_merged_aliases_too(tmp_path: Path):
     assert store.known[alias] == "a" and store.known[Signature("CRASH", "X")] == "a"
     a.close()
     b.close()
+
+
+def test_an_instance_looks_at_its_peers_after_its_dry_run_every_sync_every_and_before_it_stops(tmp_path: Path):
+    """Two instances that run for less than --sync-every still exchange what they kept: the
+    last look comes at the stop."""
+    import random
+
+    from mutator.campaign.filing import Filing
+    from mutator.campaign.fuzzer import Fuzzer
+    from mutator.campaign.lanes.peers import SyncLane
+    from mutator.campaign.schedule import UniformSchedule
+    from mutator.mutation.mutator import Mutator
+    from mutator.mutation.registry import all_operators
+
+    a, b = campaign(tmp_path, "a"), campaign(tmp_path, "b")
+    peer = Corpus()
+    FindingStore(a.root).record(crash(), provenance="seed:x.py", parent=None, elapsed=1.0)
+    keep(a, peer, 1, {1})
+    now = [0.0]
+    lane = SyncLane(Sync(b, every=60.0, clock=lambda: now[0]))
+    fuzzer = Fuzzer(corpus=Corpus(), coverage=CoverageMap(), mutator=Mutator(all_operators()),
+                    schedule=UniformSchedule(), checker=None, filing=Filing(FindingStore(b.root)),  # type: ignore[arg-type]
+                    campaign=b, lanes=[lane], rng=random.Random(0))
+    lane.start(fuzzer)  # before the dry run: the signatures only
+    assert fuzzer.store.known == {Signature.of(crash()): "a"} and not lane.sync.stats.rounds
+    taken = lambda: sorted(p.name for p in (b.root / "queue").glob("*sync:a*.py"))  # noqa: E731
+    lane.poll(fuzzer)  # the loop's first turn
+    assert taken() == ["id:000000,sync:a,src:000000.py"]
+    keep(a, peer, 2, {2})
+    now[0] = 30.0
+    lane.poll(fuzzer)  # not yet --sync-every since
+    assert len(taken()) == 1
+    keep(a, peer, 3, {3})
+    now[0] = 61.0
+    lane.poll(fuzzer)
+    assert len(taken()) == 3
+    keep(a, peer, 4, {4})
+    now[0] = 62.0
+    lane.stop(fuzzer)
+    assert len(taken()) == 4 and fuzzer.stats.synced == 4 and lane.sync.stats.rounds == 3
+    assert lane.snapshot()["sync"]["imported"] == 4
+    a.close()
+    b.close()

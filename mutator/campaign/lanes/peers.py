@@ -2,7 +2,9 @@
 
 Before the dry run it learns the peers' signatures only, so that a seed that hits a bug a
 peer filed is not filed as new; their queue entries it takes after the dry run, as AFL's
-instances do: at the loop's first turn, then every `--sync-every`.
+instances do: at the loop's first turn, then every `--sync-every`, and once more when the
+session stops, so that instances which run for less than `--sync-every` still exchange
+what they found.
 """
 
 from __future__ import annotations
@@ -24,6 +26,9 @@ class SyncLane(Lane):
         if self.sync.due():
             self._look(loop)
         return ()
+
+    def stop(self, loop: Loop) -> None:
+        self._look(loop)
 
     def _look(self, loop: Loop) -> None:
         loop.stats.synced += self.sync.pull(loop.corpus, loop.coverage, loop.filing.store, found_at=loop.now())
