@@ -193,7 +193,8 @@ class Mutator:
         """Every operator's probability of being chosen: its family's by recent yield, times its
         own within the family by usefulness; cumulated. Without `splicing`, splices are left out
         and the other families share their part."""
-        offered = {family: [op for op in ops if splicing or not op.NEEDS_DONOR] for family, ops in self._families.items()}
+        offered = {family: [op for op in ops if splicing or not op.NEEDS_DONOR]
+                   for family, ops in self._families.items()}
         families = [f for f in sorted(offered) if offered[f]]
         total = sum(FAMILY_FLOOR + self.family_yield[f] for f in families)
         ids, cumulative, running = [], [], 0.0

@@ -38,9 +38,8 @@ _SMALL = (cst.Import, cst.ImportFrom, cst.Assign, cst.AnnAssign, cst.AugAssign, 
 
 @dataclass(frozen=True, slots=True)
 class Part:
-    """A top-level class or function of the donor that a splice can use, and as what."""
+    """A top-level class or function of the donor that a splice can use (`Donor.parts` says as what)."""
 
-    kind: str  # one of KINDS
     name: str
     node: cst.FunctionDef | cst.ClassDef
     container: str = ""  # for a container subclass: the builtin it derives from
@@ -170,24 +169,24 @@ class Donor:
                 bases = [dotted(b.value) or "" for b in stmt.bases]
                 kind = _container_kind(stmt, classes)
                 if kind:
-                    parts["container"].append(Part("container", name, stmt, kind))
+                    parts["container"].append(Part(name, stmt, kind))
                 elif {"__enter__", "__exit__"} <= methods or any(b.endswith("Mode") for b in bases):
-                    parts["context_manager"].append(Part("context_manager", name, stmt))
+                    parts["context_manager"].append(Part(name, stmt))
                 elif not any(b.rsplit(".", 1)[-1].endswith(_NOT_CLASSES) for b in bases) and not any(
                         isinstance(b.value, cst.Call) for b in stmt.bases):
-                    parts["class"].append(Part("class", name, stmt))
+                    parts["class"].append(Part(name, stmt))
             elif isinstance(stmt, cst.FunctionDef) and (stmt.name.value not in HARNESS_NAMES or self.entry is stmt) \
                     and not stmt.asynchronous:
                 name = stmt.name.value
                 decorators = [dotted(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator) or ""
                               for d in stmt.decorators]
                 if any(d.endswith("contextmanager") for d in decorators):
-                    parts["context_manager"].append(Part("context_manager", name, stmt))
+                    parts["context_manager"].append(Part(name, stmt))
                 elif self.decorations.get(name) or _decorator_shaped(stmt):
-                    parts["decorator"].append(Part("decorator", name, stmt))
+                    parts["decorator"].append(Part(name, stmt))
                 elif not any(d in _COMPILING for d in decorators) and not (
                         stmt.params.params and stmt.params.params[0].name.value in ("self", "cls")):  # a method
-                    parts["helper"].append(Part("helper", name, stmt))
+                    parts["helper"].append(Part(name, stmt))
         return parts
 
     # -- donor expressions -------------------------------------------------------------------
@@ -224,7 +223,7 @@ class Donor:
         if isinstance(closure, str):
             return closure
         indices, needed = closure
-        if self._future_annotations() and not _future_annotations(recipient.module.body):
+        if _future_annotations(self.body) and not _future_annotations(recipient.module.body):
             return "the donor defers annotations (from __future__ import annotations) and the recipient does not"
         imported = _recipient_imports(recipient.module.body)
         clashing = []
@@ -336,9 +335,6 @@ class Donor:
             base = signature.split(" as ")[0]
             lines.append(f"{base} as {new}" if new else signature)
         return lines
-
-    def _future_annotations(self) -> bool:
-        return _future_annotations(self.body)
 
 
 def _bound(name: str) -> str:

@@ -180,7 +180,8 @@ class SpliceHelper(Splice, FloatAssignmentSite):
     def uses(self, donor: Donor, part: Part) -> Use | str:
         if part.node is donor.entry:
             return Use(fitted=True)
-        found = donor_args(donor, donor.calls.get(part.name, []), part.node, skip=0, rng=self.rng)  # type: ignore[arg-type]
+        fn: cst.FunctionDef = part.node  # type: ignore[assignment]
+        found = donor_args(donor, donor.calls.get(part.name, []), fn, skip=0, rng=self.rng)
         if found is None:
             return f"the donor's {part.name} takes arguments that cannot be guessed"
         return Use(args=found[0], feedback=found[1])
@@ -196,7 +197,7 @@ class SpliceHelper(Splice, FloatAssignmentSite):
 _DUNDERS = {"__call__": "", "__add__": "{obj} + {a}", "__radd__": "{a} + {obj}", "__sub__": "{obj} - {a}",
             "__rsub__": "{a} - {obj}", "__mul__": "{obj} * {a}", "__rmul__": "{a} * {obj}",
             "__truediv__": "{obj} / {a}", "__matmul__": "{obj} @ {a}"}
-_NOT_CALLED = ("property", "setter", "getter", "deleter", "cached_property", "abstractmethod")
+_NOT_CALLED = frozenset({"property", "setter", "getter", "deleter", "cached_property", "abstractmethod"})
 
 
 class SpliceClass(Splice, FloatAssignmentSite):
@@ -212,7 +213,8 @@ class SpliceClass(Splice, FloatAssignmentSite):
         cls: cst.ClassDef = part.node  # type: ignore[assignment]
         classes = [s for s in donor.body if isinstance(s, cst.ClassDef)]
         if any((dotted(b.value) or "").rsplit(".", 1)[-1] == "Function" for b in cls.bases):
-            calls = [c for c in donor.method_calls.get("apply", []) if m.matches(c.func, m.Attribute(m.Name(part.name)))]
+            calls = [c for c in donor.method_calls.get("apply", [])
+                     if m.matches(c.func, m.Attribute(m.Name(part.name)))]
             found = donor_args(donor, calls, find_method(cls, "forward", classes), skip=1, rng=self.rng)
             return f"the donor's {part.name}.apply cannot be given arguments" if found is None else \
                 Use(args=found[0], method="apply", feedback=found[1])
@@ -260,7 +262,7 @@ class SpliceClass(Splice, FloatAssignmentSite):
                     continue
                 decorators = {(dotted(d.decorator) or "").rsplit(".", 1)[-1] for d in stmt.decorators}
                 name = stmt.name.value
-                if (name in _DUNDERS or not name.startswith("_")) and not decorators & set(_NOT_CALLED) \
+                if (name in _DUNDERS or not name.startswith("_")) and not decorators & _NOT_CALLED \
                         and find_method(cls, name, classes) is stmt:
                     found.append(name)
         return found
