@@ -128,6 +128,19 @@ class HarvestedChecks(unittest.TestCase):
         normalise = lambda text: "\\n".join(line.rstrip() for line in str(text).strip().splitlines())
         assert normalise(actual) == normalise(expected), f"expected:\\n{expected}\\ngot:\\n{actual}"
 
+    def assertNoUnraisable(self, callable, *args, **kwargs):
+        raised = []
+        hook, collecting = sys.unraisablehook, gc.isenabled()
+        sys.unraisablehook = raised.append
+        gc.disable()  # what a collection during the call finalises is not the call's
+        try:
+            callable(*args, **kwargs)
+        finally:
+            sys.unraisablehook = hook
+            if collecting:
+                gc.enable()
+        assert not raised, f"unraisable exception: {raised[0].exc_value!r}"
+
     def subTest(self, msg=None, **params):
         return contextlib.nullcontext()
 
@@ -240,7 +253,7 @@ def _member_kept(item: cst.BaseStatement, methods: set[str]) -> bool:
     return True  # the docstring
 
 
-IMPORTS = ("contextlib", "math", "re", "unittest", "torch", "torch._dynamo.testing")
+IMPORTS = ("contextlib", "gc", "math", "re", "sys", "unittest", "torch", "torch._dynamo.testing")
 
 
 class Standalone(cst.CSTTransformer):

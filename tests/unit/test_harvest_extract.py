@@ -266,3 +266,33 @@ def test_test_files_are_told_apart_from_scripts():
     assert is_test_file("def test_a():\n    pass\n")
     assert not is_test_file("import torch\nf = torch.compile(abs)\nprint(f(torch.ones(1)))\n")
     assert not is_test_file("def (:\n")
+
+
+def test_assert_no_unraisable_fails_on_what_a_finaliser_raises(tmp_path):
+    import subprocess
+    import sys
+
+    source = textwrap.dedent('''
+        import unittest
+
+        import torch
+
+
+        class Finalisers(unittest.TestCase):
+            def test_noisy(self):
+                class Noisy:
+                    def __del__(self):
+                        raise ValueError("raised in __del__")
+
+                def run():
+                    torch.compile(lambda t: t + 1, backend="eager")(torch.ones(1))
+                    Noisy()
+
+                self.assertNoUnraisable(run)
+    ''')
+    [program] = extract(source)
+    assert isinstance(program, Harvested) and "import gc\nimport sys\n" in program.source
+    (tmp_path / "noisy.py").write_text(program.source)
+    proc = subprocess.run([sys.executable, "noisy.py"], capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert proc.returncode == 1 and "AssertionError: unraisable exception: ValueError('raised in __del__')" in \
+        proc.stderr
