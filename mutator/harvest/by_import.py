@@ -31,7 +31,6 @@ import linecache
 import os
 import sys
 import traceback
-import types
 import unittest
 
 MARKER = "mutator-collection: "
