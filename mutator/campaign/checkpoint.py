@@ -11,7 +11,6 @@ of plot_data.csv. On resume, the queue and the findings win over a stats.json be
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from dataclasses import asdict
 from typing import Any
 
@@ -26,19 +25,16 @@ SAVE_EVERY = 5.0  # seconds between writes of stats.json, coverage.bin and plot_
 
 
 class Checkpoint:
-    def __init__(self, campaign: Campaign, *, every: float = SAVE_EVERY,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, campaign: Campaign) -> None:
         self.campaign = campaign
-        self.every = every
-        self._clock = clock
         self._last: float | None = None
 
     def due(self) -> bool:
-        return self._last is None or self._clock() - self._last >= self.every
+        return self._last is None or time.monotonic() - self._last >= SAVE_EVERY
 
     def save(self, *, stats: FuzzStats, snapshot: dict[str, Any], elapsed: float, corpus: Corpus,
              coverage: CoverageMap, mutator: Mutator) -> None:
-        self._last = self._clock()
+        self._last = time.monotonic()
         self.campaign.save_coverage(coverage)
         self.campaign.save_stats(dict(
             counters={**asdict(stats), "elapsed": round(elapsed, 2)},

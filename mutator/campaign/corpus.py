@@ -1,4 +1,4 @@
-"""The queue of kept programs, their features, and the map of every feature seen (DESIGN.md, "Scheduling")."""
+"""The queue of kept programs, their features, and the map of every feature seen (docs/design.md, "Scheduling")."""
 
 from __future__ import annotations
 

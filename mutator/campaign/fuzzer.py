@@ -1,5 +1,5 @@
-"""The fuzz loop: seed, then choose, mutate, run, judge, keep (docs/design.md, "campaign";
-STYLE.md, Fuzzing Book).
+"""The fuzz loop: seed, then choose, mutate, run, judge, keep, as the Fuzzing Book's greybox
+fuzzer (docs/design.md, "campaign").
 
 The driver decides, workers do: the main thread owns every piece of state (corpus,
 coverage map, findings, statistics) and chooses what to try (a parent and a recipe:

@@ -1,4 +1,4 @@
-"""AFL-style sync between instances of a campaign that share a directory (DESIGN.md, "Scale").
+"""AFL-style sync between instances of a campaign that share a directory (docs/design.md, "Scale").
 
 Each instance owns `SYNC/NAME/`, a normal campaign directory, and now and then (`due`)
 looks at its peers, the other campaign directories in `SYNC/`:
