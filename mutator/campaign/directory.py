@@ -55,6 +55,8 @@ class CampaignConfig:
     memory_mb: int = 4096
     coverage: tuple[str, ...] = ("torch/_dynamo",)
     max_stack: int = 3
+    splice: bool = True  # family S (splices of two queue entries) among the operators
+    feedback: bool = True  # off: nothing is kept for its features (the unguided baseline of bench/yield.py)
     llm: dict[str, Any] | None = None  # the LLM's public settings (model, endpoint, budgets; never the key)
     sandbox: str = ""  # the confinement of the latest session's runs ("landlock ABI 7", "audit hooks", "off")
     # the torch under test (`mutator.core.build.Build` as JSON) and the interpreter --python named, if one:

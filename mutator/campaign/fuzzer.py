@@ -134,16 +134,26 @@ class Fuzzer:
                 continue
             parent = self.choose()
             name = f"mutant_of_{parent.id:06d}.py"
+            donor = self._donor(parent)
             if not self.mutator.remote:
-                mutant = self.mutator.mutate(parent.program, self.rng)
+                mutant = self.mutator.mutate(parent.program, self.rng, donor=donor)
                 self._barren = 0 if mutant is not None else self._barren + 1
                 if mutant is not None:
                     made = mutant.program
                     yield self.job(Program(made.source, made.form, name), mutant.steps, parent)
                 continue
-            task = CheckTask(parent.program, recipe=self.mutator.plan(self.rng), name=name,
+            task = CheckTask(parent.program, recipe=self.mutator.plan(self.rng, donor=donor), name=name,
                              repair=self._worker_repair, slim=True, coverage_key=self.coverage.key)
             yield Job(task, parent)
+
+    def _donor(self, parent: CorpusEntry) -> Program | None:
+        """Another queue entry, uniformly, whose parts a splice may bring in (AFL++'s splicing):
+        offered to every plan while the mutator has splices, which the plan draws by yield."""
+        entries = self.corpus.entries
+        if not getattr(self.mutator, "splicing", False) or len(entries) < 2:
+            return None
+        i = self.rng.randrange(len(entries))
+        return (entries[i] if entries[i] is not parent else entries[(i + 1) % len(entries)]).program
 
     def choose(self) -> CorpusEntry:
         parent = self.schedule.choose(self.corpus, self.coverage, self.rng)

@@ -43,7 +43,8 @@ from mutator.reduce.background import BackgroundReduction
 from mutator.campaign.sync import SYNC_EVERY, Sync, SyncError, instance_directory
 from mutator.campaign.ui import LiveScreen, StatusLines, finding_lines, origin_lines, status_line
 
-CAMPAIGN_OPTIONS = ("corpus_dirs", "backend", "schedule", "seed", "timeout", "memory_mb", "coverage_include")
+CAMPAIGN_OPTIONS = ("corpus_dirs", "backend", "schedule", "seed", "timeout", "memory_mb", "coverage_include",
+                    "no_splice", "no_feedback")
 
 
 @click.command()
@@ -85,6 +86,11 @@ CAMPAIGN_OPTIONS = ("corpus_dirs", "backend", "schedule", "seed", "timeout", "me
                    "a folder of reproducer .py files. Hits of their signatures are counted in known.json, not filed; "
                    "a finding that reduces to one of their programs is marked known. A resumed campaign keeps the "
                    "ones it had.")
+@click.option("--no-splice", is_flag=True,
+              help="Leave out family S, the splices of two queue entries (to measure what they add).")
+@click.option("--no-feedback", is_flag=True,
+              help="Keep no mutant for its features and learn nothing from them: the unguided baseline that "
+                   "bench/yield.py measures guidance against (with --schedule uniform).")
 @ray_option
 @python_option
 @run_options
@@ -93,8 +99,8 @@ def fuzz(ctx: click.Context, corpus_dirs: tuple[str, ...], out: Path, duration: 
          schedule: str, seed: int, resume: bool, no_ui: bool, coverage_include: tuple[str, ...], no_reduce: bool,
          reduce_share: float, no_repair: bool, no_llm: bool, llm_model: str | None, llm_budget_calls: int | None,
          llm_budget_tokens: int | None, sync_dir: Path | None, instance: str | None, sync_every: float,
-         known_paths: tuple[Path, ...], ray_address: str | None, python: str | None, backend: str, timeout: float,
-         memory_mb: int, jobs: int | None, no_sandbox: bool) -> None:
+         known_paths: tuple[Path, ...], no_splice: bool, no_feedback: bool, ray_address: str | None,
+         python: str | None, backend: str, timeout: float, memory_mb: int, jobs: int | None, no_sandbox: bool) -> None:
     """Fuzz torch.compile: mutate the corpus, keep what reaches new Dynamo code, file findings.
 
     Invalid mutants are repaired by rules; with an LLM endpoint in the environment
@@ -113,7 +119,8 @@ def fuzz(ctx: click.Context, corpus_dirs: tuple[str, ...], out: Path, duration: 
                 raise click.UsageError("--corpus is required to start a campaign (or --resume one)")
             campaign = Campaign.create(out, CampaignConfig(
                 corpus=tuple(corpus_dirs), backend=backend, schedule=schedule, seed=seed, timeout=timeout,
-                memory_mb=memory_mb, coverage=tuple(coverage_include)))
+                memory_mb=memory_mb, coverage=tuple(coverage_include), splice=not no_splice,
+                feedback=not no_feedback))
         llm_config = _llm_config(campaign, no_llm=no_llm, model=llm_model, budget_calls=llm_budget_calls,
                                  budget_tokens=llm_budget_tokens)
     except (CampaignError, StorageError) as exc:
@@ -275,10 +282,11 @@ def build_fuzzer(campaign: Campaign, executor, torch_version: str, *, checker=No
         coverage.include(entry.features)
     store = FindingStore(campaign.root, torch_version=torch_version, backend=config.backend, lazy=True)
     fuzzer = Fuzzer(
-        corpus=corpus, coverage=coverage, mutator=Mutator(all_operators(), max_stack=config.max_stack),
+        corpus=corpus, coverage=coverage,
+        mutator=Mutator(all_operators(), max_stack=config.max_stack, splice=config.splice),
         schedule=SCHEDULES[config.schedule](), checker=checker or Checker(executor), filing=Filing(store, known),
         campaign=campaign, lanes=lanes, rng=random.Random(config.seed), inflight=2 * executor.size,
-        health=executor.health,
+        feedback=config.feedback, health=executor.health,
     )
     fuzzer.restore(campaign.load_stats())
     fuzzer.rng = random.Random(f"{config.seed}/{fuzzer.stats.execs}")  # a resumed session does not replay
@@ -301,6 +309,8 @@ def _refuse_changed_options(ctx: click.Context, out: Path) -> None:
     if explicit and (out / "campaign.json").exists():
         stored = json.loads((out / "campaign.json").read_text())
         key = {"corpus_dirs": "corpus", "coverage_include": "coverage"}
+        # the --no-* flags are stored the other way round ("splice": true), absent in older campaigns: on
+        stored.update({f"no_{name}": not stored.get(name, True) for name in ("splice", "feedback")})
         changed = [n for n in explicit if _as_stored(n, ctx.params[n]) != _as_stored(n, stored.get(key.get(n, n)))]
         if changed:
             names = ", ".join("--" + n.replace("_dirs", "").replace("_", "-") for n in changed)

@@ -63,7 +63,7 @@ class Breaking(Mutator):
         super().__init__(all_operators())
         self._turn = 0
 
-    def mutate(self, program: Program, rng: random.Random) -> Mutant | None:
+    def mutate(self, program: Program, rng: random.Random, *, donor: Program | None = None) -> Mutant | None:
         self._turn += 1
         if "x + 1" not in program.source:
             return None

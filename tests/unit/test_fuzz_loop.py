@@ -107,7 +107,7 @@ def test_an_invalid_mutant_is_logged_and_its_rule_repair_from_the_worker_is_chec
     class Breaking(Mutator):
         remote = False  # a fixed mutant, made here
 
-        def mutate(self, program, rng):
+        def mutate(self, program, rng, *, donor=None):
             from mutator.mutation.operator import Mutant, Step
 
             broken = Program.from_source(program.source.replace("x + 1", "x + math.pi"), program.name)
@@ -137,7 +137,7 @@ def test_a_lost_task_keeps_its_program_in_lost(tmp_path: Path):
 
 def test_recipes_that_make_nothing_end_the_loop_instead_of_spinning(tmp_path: Path):
     class Nothing(Mutator):
-        def plan(self, rng):
+        def plan(self, rng, *, donor=None):
             return Recipe((("X.no_such_operator",),), 0)
 
     fuzzer = loop(tmp_path, ScriptedChecker(), Nothing(all_operators()))
@@ -212,3 +212,34 @@ def test_the_loop_tells_its_lanes_of_the_session_and_checks_what_they_hand_it(tm
     stats = json.loads((campaign.root / "stats.json").read_text())
     assert stats["snapshot"]["recording"] == len(events) and stats["snapshot"]["sync"] is None
     campaign.close()
+
+
+def test_every_plan_is_offered_another_queue_entry_as_donor_while_the_mutator_splices(tmp_path: Path):
+    offered: list[tuple[str, str | None]] = []
+
+    class Recording(Mutator):
+        def plan(self, rng, *, donor=None):
+            offered.append((self.parent_source, donor.source if donor is not None else None))
+            return super().plan(rng, donor=donor)
+
+    other = Program.from_source(SEED.source.replace("x + 1", "x * 3"), "other.py")
+    for splice in (True, False):
+        offered.clear()
+        mutator = Recording(all_operators(), splice=splice)
+        fuzzer = loop(tmp_path / str(splice), ScriptedChecker(), mutator)
+        fuzzer.seed([SEED, other])
+        original = fuzzer.choose
+
+        def choose():  # the parent each plan is for
+            parent = original()
+            mutator.parent_source = parent.program.source
+            return parent
+
+        fuzzer.choose = choose  # type: ignore[method-assign]
+        fuzzer.run(Budget(max_execs=10))
+        fuzzer.campaign.close()
+        assert offered
+        if splice:
+            assert all(donor is not None and donor != parent for parent, donor in offered)
+        else:
+            assert all(donor is None for _, donor in offered)
