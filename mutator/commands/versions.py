@@ -117,7 +117,8 @@ def print_table(rows: list[tuple[Path, Versions]]) -> None:
     """A finding a row: its status and, per torch (oldest first), each program's verdict and
     the reproducer's exit."""
     builds = {t.build.torch: None for _, record in rows for t in record.torches}
-    table = Table(title=f"{len(rows)} findings on {', '.join(builds) or 'no torch'}")
+    table = Table(title=f"{len(rows)} findings on {', '.join(builds) or 'no torch'}",
+                  caption="r: reduced.py, s: smallest.py, =: with the finding's signature, repro: repro.py's exit")
     table.add_column("finding", overflow="fold")
     table.add_column("status")
     for torch in builds:

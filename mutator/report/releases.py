@@ -33,11 +33,11 @@ class Dated:
 RELEASE_DATES = {
     "2.6.0": Dated("20250130", "released 2025-01-30 (PyTorch's wiki, PyTorch Versions)"),
     "2.7.0": Dated("20250423", "released 2025-04-23 (PyTorch's wiki, PyTorch Versions)"),
-    "2.13.0": Dated("20260703", "built 2026-07-03 (the file times inside its wheel); released within the week "
+    "2.13.0": Dated("20260703", "built 2026-07-03 (the file times inside its wheel), released within the week "
                                 "after (dependency bumps to it from 2026-07-09)"),
-    "2.14.0": Dated("20260902", "released 2026-09-02 (its GitHub release; pytorch/test-infra#8712 made it the "
-                                "stable version that day)"),
-    "2.14.1": Dated("20260930", "built 2026-09-30 (the file times inside its wheel); in use by 2026-10-06"),
+    "2.14.0": Dated("20260902", "released 2026-09-02 (its GitHub release, and pytorch/test-infra#8712 made it "
+                                "the stable version that day)"),
+    "2.14.1": Dated("20260930", "built 2026-09-30 (the file times inside its wheel), in use by 2026-10-06"),
 }
 
 

@@ -162,19 +162,20 @@ def _status(torches: tuple[OnTorch, ...]) -> tuple[str, str, str]:
             first = torch
         failing = [t.torch for t in older if not t.passes]
         where = f"; fails on {', '.join(failing)}" if failing else "; passes on every torch given"
-        return "fixed_since", first.torch, (f"fixed since torch {first.torch}: {_programs(newest)} pass and "
-                                            f"{_repro_word(newest)} on {newest.torch}{where}")
+        repro = " and repro.py exits 0" if newest.repro else " (it has no repro.py)"
+        return "fixed_since", first.torch, (f"fixed since torch {first.torch}: on {newest.torch} "
+                                            f"{_programs(newest, 'pass')}{repro}{where}")
     if newest.disagree:
         return "changed", newest.torch, f"changed on torch {newest.torch}: {_disagreement(newest)}"
     if not newest.fails_same:
-        return "changed", newest.torch, (f"changed on torch {newest.torch}: {_programs(newest)} end "
+        return "changed", newest.torch, (f"changed on torch {newest.torch}: {_programs(newest, 'end')} "
                                          f"{newest.programs[0].describe()}, not with the finding's signature")
     passing = [i for i, t in enumerate(older) if t.passes]
     if passing:
         last = passing[-1]
         culprit = torches[last + 1]
         return "regression", culprit.torch, (f"regression in {culprit.torch}: passes on {older[last].torch}, "
-                                             f"{_programs(culprit)} fail with its signature on {culprit.torch}"
+                                             f"{_programs(culprit, 'fail')} with its signature on {culprit.torch}"
                                              + (f" and {newest.torch}" if culprit is not newest else ""))
     other = next((t for t in reversed(older) if t.disagree or not t.fails_same), None)
     if other is not None:
@@ -182,8 +183,8 @@ def _status(torches: tuple[OnTorch, ...]) -> tuple[str, str, str]:
                                         f"signature on {newest.torch}")
     note = "" if not newest.repro or newest.repro_exit != 0 else \
         " (but repro.py exits 0 there: make a reproducer on it)"
-    return "live_on_newest", newest.torch, (f"live on torch {newest.torch}, the newest given: {_programs(newest)} "
-                                            f"fail with its signature{note}")
+    return "live_on_newest", newest.torch, (f"live on torch {newest.torch}, the newest given: "
+                                            f"{_programs(newest, 'fail')} with its signature{note}")
 
 
 def _disagreement(torch: OnTorch) -> str:
@@ -199,12 +200,13 @@ def _disagreement(torch: OnTorch) -> str:
     return f"reduced.py {reduced.describe()}, smallest.py {smallest.describe()}"
 
 
-def _programs(torch: OnTorch) -> str:
-    return "both programs" if len(torch.programs) > 1 else " and ".join(f"{p.program}.py" for p in torch.programs)
+def _programs(torch: OnTorch, verb: str) -> str:
+    """"both programs fail", "smallest.py fails"."""
+    if len(torch.programs) > 1:
+        return f"both programs {verb}"
+    singular = verb + ("es" if verb.endswith("s") else "s")
+    return f"{torch.programs[0].program}.py {singular}" if torch.programs else f"no program {singular}"
 
-
-def _repro_word(torch: OnTorch) -> str:
-    return "repro.py exits 0" if torch.repro else "there is no repro.py"
 
 
 def markdown(versions: Versions) -> list[str]:
