@@ -46,7 +46,8 @@ class VersionJudge:
     It keeps no state between calls: several threads may call `judge` at once (the
     executors are thread-safe). Nothing a program does makes it raise: a program that cannot
     be read or judged, or a repro.py that cannot run, is recorded as such; only an executor
-    that is closed raises (`mutator.exec.ExecutorError`)."""
+    that is closed raises (`mutator.exec.ExecutorError`), and a finding.json that cannot be
+    read when the caller gives no finding (`mutator.core.storage.StorageError`)."""
 
     def __init__(self, torches: Sequence[Torch], *, repro_timeout: float = REPRO_TIMEOUT) -> None:
         if not torches:
@@ -63,21 +64,19 @@ class VersionJudge:
         programs = _programs(directory)
         pending = [[(name, checker.submit(CheckTask(program)) if isinstance(program, Program) else program)
                     for name, program in programs] for checker in self._checkers]  # every check queued at once
-        repro = directory / "repro.py"
-        repro_source = repro.read_text(errors="replace") if repro.is_file() else None
         outcomes = []
         for torch, checks in zip(self._torches, pending):
-            exit_code, said = self._run_repro(repro_source, torch.python)  # while the workers check
+            exit_code, said = self._run_repro(directory / "repro.py", torch.python)  # while the workers check
             verdicts = tuple(_verdict(name, check, ours) for name, check in checks)
             outcomes.append(OnTorch(torch.build, verdicts, exit_code, said))
         return Versions.of(outcomes)
 
-    def _run_repro(self, source: str | None, python: str) -> tuple[int | None, str]:
-        if source is None:
+    def _run_repro(self, path: Path, python: str) -> tuple[int | None, str]:
+        if not path.is_file():
             return None, ""
         try:
-            verification = verify(source, python=python, timeout=self._repro_timeout)
-        except OSError as exc:  # the interpreter went away, the disk is full
+            verification = verify(path.read_text(errors="replace"), python=python, timeout=self._repro_timeout)
+        except OSError as exc:  # unreadable, the interpreter went away, the disk is full
             return None, f"could not run: {exc}"
         if verification.exit_code is None:
             return None, f"timed out after {self._repro_timeout:.0f} s"
