@@ -47,6 +47,8 @@ def status_line(s: dict[str, Any]) -> str:
             f"unstable {s['unstable_rate']:.0%}"
             + (f"  reduced {s['reduced']} (merged {s['merged']}, queued {s['reducing']})"
                if s.get("reduced") or s.get("reducing") else "")
+            + (f"  confirmed on other torches {s['confirmed']} (waiting {s['confirming']})"
+               if s.get("confirmed") or s.get("confirming") else "")
             + (f"  repaired {_repaired(s)}/{s['repair_tried']}" if s.get("repair_tried") else "")
             + (f"  llm {s['llm']['calls']} calls {s['llm']['prompt_tokens'] + s['llm']['completion_tokens']} tokens"
                if s.get("llm") else "")
@@ -173,7 +175,9 @@ def render(s: dict[str, Any], title: str) -> Panel:
                         + (f"known from --known: {s['known_signatures']} signatures, {s['known_hits']} hits; "
                            if s.get("known_hits") else "")
                         + f"reduced {s.get('reduced', 0)}, merged {s.get('merged', 0)}, "
-                        f"queued for reduction {s.get('reducing', 0)}; latest: {s['latest_finding'] or 'none'}")
+                        f"queued for reduction {s.get('reducing', 0)}"
+                        + (f", confirmed on other torches {s['confirmed']} (waiting {s['confirming']})"
+                           if "confirmed" in s else "") + f"; latest: {s['latest_finding'] or 'none'}")
     families = Table(title="operator yield by family", title_justify="left", expand=True, show_edge=False)
     for column in ("family", "applied", "valid", "new cov", "findings"):
         families.add_column(column, justify="right" if column != "family" else "left")

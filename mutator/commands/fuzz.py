@@ -5,6 +5,7 @@ background reduction: `mutator/campaign/lanes/`), and the live screen or status 
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
@@ -23,12 +24,16 @@ from mutator.judge.check import Checker
 from mutator.commands.common import (EXIT_USAGE, Duration, open_executor, python_option, ray_option, run_config,
                                      run_options)
 from mutator.core.build import Build
+from mutator.core.observation import RunConfig
 from mutator.campaign.corpus import Corpus
 from mutator.exec import ExecutorError
+from mutator.exec.pool import WorkerPool
 from mutator.findings.store import FindingStore
 from mutator.campaign.filing import Filing
 from mutator.campaign.fuzzer import Budget, Fuzzer
 from mutator.campaign.lane import Lane
+from mutator.campaign.lanes.confirming import ConfirmLane, status_counts
+from mutator.campaign.lanes.confirming import describe as describe_versions
 from mutator.campaign.lanes.llm import LLMAnswers, LLMMutationLane
 from mutator.campaign.lanes.peers import SyncLane
 from mutator.campaign.lanes.reducing import ReductionLane
@@ -40,6 +45,7 @@ from mutator.core.program import load_programs
 from mutator.campaign.schedule import SCHEDULES
 from mutator.core.storage import StorageError
 from mutator.reduce.background import BackgroundReduction
+from mutator.report.version_judge import Torch, VersionJudge
 from mutator.campaign.sync import SYNC_EVERY, Sync, SyncError, instance_directory
 from mutator.campaign.ui import LiveScreen, StatusLines, finding_lines, origin_lines, status_line
 
@@ -86,6 +92,10 @@ CAMPAIGN_OPTIONS = ("corpus_dirs", "backend", "schedule", "seed", "timeout", "me
                    "a folder of reproducer .py files. Hits of their signatures are counted in known.json, not filed; "
                    "a finding that reduces to one of their programs is marked known. A resumed campaign keeps the "
                    "ones it had.")
+@click.option("--confirm-on", "confirm_on", multiple=True, type=click.Path(dir_okay=False), metavar="PATH",
+              help="Judge each new frontend finding on the torch of this Python interpreter too (repeatable; one "
+                   "worker each), once reduced: finding.json's versions and the summary say what is live on the "
+                   "newest torch, fixed since, a regression or changed (as mutate versions does).")
 @click.option("--no-splice", is_flag=True,
               help="Leave out family S, the splices of two queue entries (to measure what they add).")
 @click.option("--no-feedback", is_flag=True,
@@ -99,7 +109,8 @@ def fuzz(ctx: click.Context, corpus_dirs: tuple[str, ...], out: Path, duration: 
          schedule: str, seed: int, resume: bool, no_ui: bool, coverage_include: tuple[str, ...], no_reduce: bool,
          reduce_share: float, no_repair: bool, no_llm: bool, llm_model: str | None, llm_budget_calls: int | None,
          llm_budget_tokens: int | None, sync_dir: Path | None, instance: str | None, sync_every: float,
-         known_paths: tuple[Path, ...], no_splice: bool, no_feedback: bool, ray_address: str | None,
+         known_paths: tuple[Path, ...], confirm_on: tuple[str, ...], no_splice: bool, no_feedback: bool,
+         ray_address: str | None,
          python: str | None, backend: str, timeout: float, memory_mb: int, jobs: int | None, no_sandbox: bool) -> None:
     """Fuzz torch.compile: mutate the corpus, keep what reaches new Dynamo code, file findings.
 
@@ -140,7 +151,8 @@ def fuzz(ctx: click.Context, corpus_dirs: tuple[str, ...], out: Path, duration: 
                      no_sandbox=no_sandbox)
     console = Console(stderr=True)
     python = python or config.python  # a resumed campaign runs its workers where it did
-    with open_executor(jobs=jobs, config=run, coverage=config.coverage, ray_address=ray_address, python=python) as pool:
+    with open_executor(jobs=jobs, config=run, coverage=config.coverage, ray_address=ray_address, python=python) as pool, \
+            contextlib.ExitStack() as others:
         try:
             pool.wait_ready()
             _refuse_other_torch(campaign, pool.build)
@@ -156,8 +168,9 @@ def fuzz(ctx: click.Context, corpus_dirs: tuple[str, ...], out: Path, duration: 
         sync = SyncLane(Sync(campaign, every=sync_every)) if sync_dir is not None else None
         reduction = None if no_reduce else ReductionLane(BackgroundReduction(
             pool, campaign.root, workers=pool.size, config=run, torch_version=torch_version, max_share=reduce_share))
+        confirm = _confirm_lane(pool, confirm_on, others, config=run, reducing=reduction is not None)
         lanes = [*_repair_and_llm_lanes(llm_config, campaign, no_repair=no_repair, no_llm=no_llm),
-                 *(lane for lane in (sync, reduction) if lane is not None)]
+                 *(lane for lane in (sync, reduction, confirm) if lane is not None)]
         fuzzer = build_fuzzer(campaign, pool, torch_version, lanes=lanes, known=known)
         for problem in [*campaign.problems, *fuzzer.store.unreadable]:
             click.echo(f"warning: {problem}", err=True)
@@ -192,7 +205,7 @@ def fuzz(ctx: click.Context, corpus_dirs: tuple[str, ...], out: Path, duration: 
                     click.echo(f"error: {_write_failure(exc, campaign)}", err=True)
                 unwritable = True
             campaign.close()
-    _print_summary(fuzzer, reduction=reduction, sync=sync)
+    _print_summary(fuzzer, reduction=reduction, sync=sync, confirm=confirm)
     if unwritable:
         sys.exit(EXIT_USAGE)
 
@@ -350,7 +363,27 @@ class _GracefulStop:
         print("\nstopping: finishing the programs in flight (Ctrl-C again to stop at once)", file=sys.stderr)
 
 
-def _print_summary(fuzzer: Fuzzer, *, reduction: ReductionLane | None, sync: SyncLane | None) -> None:
+def _confirm_lane(pool, pythons: tuple[str, ...], others: contextlib.ExitStack, *,  # type: ignore[no-untyped-def]
+                  config: RunConfig, reducing: bool) -> ConfirmLane | None:
+    """The lane judging new findings on the campaign's torch and on each of `pythons` (a pool
+    of one worker each, closed with `others`); None without --confirm-on."""
+    if not pythons:
+        return None
+    torches = [Torch(pool.build.executable or sys.executable, pool, pool.build)]
+    try:
+        for python in pythons:
+            other = others.enter_context(WorkerPool(workers=1, config=config, python=python))
+            other.wait_ready()
+            torches.append(Torch(python, other, other.build))
+    except ExecutorError as exc:
+        click.echo(f"error: --confirm-on: {exc}", err=True)
+        sys.exit(EXIT_USAGE)
+    click.echo("confirming new findings on " + "; ".join(t.build.describe() for t in torches[1:]), err=True)
+    return ConfirmLane(VersionJudge(torches), [t.build for t in torches], reducing=reducing)
+
+
+def _print_summary(fuzzer: Fuzzer, *, reduction: ReductionLane | None, sync: SyncLane | None,
+                   confirm: ConfirmLane | None) -> None:
     snapshot = fuzzer.snapshot()
     click.echo(status_line(snapshot))
     for line in finding_lines(fuzzer.store.findings.values(), fuzzer.campaign.root):
@@ -377,3 +410,8 @@ def _print_summary(fuzzer: Fuzzer, *, reduction: ReductionLane | None, sync: Syn
             if stats.skipped_peers else ""
         click.echo(f"  sync: {stats.imported} entries taken from peers in {stats.rounds} rounds, "
                    f"{stats.known_signatures} of their signatures known{peers}")
+    if confirm is not None:
+        click.echo("  " + describe_versions(fuzzer.campaign.root, status_counts(list(fuzzer.store.findings.values())),
+                                            confirm.newest.torch))
+        if confirm.last_error:
+            click.echo(f"  confirming failed once: {confirm.last_error}")

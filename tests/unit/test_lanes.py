@@ -112,3 +112,49 @@ def test_a_session_without_a_lane_carries_its_counters_over(tmp_path: Path):
     assert (counters["reduced"], counters["merged"], counters["synced"]) == (3, 1, 7)
     assert second.snapshot()["reducing"] == 0 and second.snapshot()["reduced"] == 3
     resumed.close()
+
+
+class Judge:
+    """A version judge that answers at once: every finding fails on the older torch and passes
+    on the newer one."""
+
+    def __init__(self) -> None:
+        self.judged: list[tuple[str, bool]] = []  # the finding's exception, and whether it was reduced
+
+    def judge(self, directory: Path, finding: Finding):  # type: ignore[no-untyped-def]
+        from mutator.core.build import Build
+        from mutator.report.versions import OnTorch, ProgramVerdict, Versions
+
+        self.judged.append((finding.signature.exception, bool(finding.reduction)))
+        fails = ProgramVerdict("smallest", "CRASH", finding.signature, True)
+        return Versions.of([OnTorch(Build(torch="2.13.0"), (fails,)),
+                            OnTorch(Build(torch="2.14.1"), (ProgramVerdict("smallest", "PASS"),), repro_exit=0)])
+
+
+def test_the_confirm_lane_judges_a_finding_once_reduced_and_the_rest_at_the_stop(tmp_path: Path):
+    from mutator.campaign.lanes.confirming import ConfirmLane, status_counts
+    from mutator.core.build import Build
+
+    campaign = Campaign.create(tmp_path / "c", CampaignConfig(corpus=("seeds",)))
+    judge = Judge()
+    lane = ConfirmLane(judge, [Build(torch="2.13.0"), Build(torch="2.14.1")], reducing=True)  # type: ignore[arg-type]
+    loop = fuzzer(campaign, [lane])
+    lane.start(loop)
+    store = loop.filing.store
+    for name in ("Reduced", "Waiting"):
+        finding, new = store.record(crash(name), provenance="E2.x", parent=None, elapsed=1.0)
+        lane.filed(loop, finding, new=new)
+    lane.poll(loop)
+    assert judge.judged == []  # both wait for their reductions
+    reduced = next(f for f in store.findings.values() if f.signature.exception == "Reduced")
+    reduced.reduction = dict(confirmed=True, source="x = 1\n", lines_before=9, lines_after=1, chars_before=90,
+                             chars_after=6, seconds=3.0, checks=12)
+    lane.poll(loop)
+    lane._record(loop, wait=True)  # the judgement on the lane's thread is in
+    assert judge.judged == [("Reduced", True)]
+    lane.stop(loop)  # the one still waiting is judged as it is
+    assert judge.judged == [("Reduced", True), ("Waiting", False)]
+    on_disk = FindingStore(campaign.root)
+    assert status_counts(list(on_disk.findings.values())) == {"fixed_since": 2}
+    assert lane.snapshot() == {"confirming": 0, "confirmed": 2} and lane.newest.torch == "2.14.1"
+    campaign.close()
