@@ -105,6 +105,17 @@ class Fuzzer:
             raise CampaignError(f"no usable seed: all {len(jobs)} were set aside (see set_aside.json)")
         self.save(force=True)
 
+    def admit(self, seeds: Iterable[tuple[Program, frozenset[int], float, str]]) -> None:
+        """Seeds checked already (a test suite's harvest: it ran each eagerly and compiled, and
+        passed it): kept with the features their check gave, as the dry run keeps a passing
+        seed, without running them again. Each is (program, features, seconds, origin)."""
+        self._start()
+        now = self.now()
+        for program, features, seconds, origin in seeds:
+            self.coverage.add(features)
+            self._keep(Job(CheckTask(program), None, seed_path=origin, program=program), seconds, lambda f=features: f,
+                       now)
+
     def run(self, budget: Budget, *, on_progress: Callable[[dict[str, Any]], None] | None = None) -> None:
         """Fuzz until the budget is spent or `stopping` is set."""
         self._start()
@@ -265,7 +276,7 @@ class Fuzzer:
             return False, bool(new)
         keep = verdict is Verdict.PASS and (job.mutant is None or (bool(new) and self.feedback))
         if keep:
-            self._keep(job, result, features, now)
+            self._keep(job, result.seconds, features, now)
         return keep, bool(new)
 
     def _merge(self, result: CheckResult,
@@ -300,10 +311,10 @@ class Fuzzer:
         for lane in self.lanes:
             lane.filed(self, finding, new=new)
 
-    def _keep(self, job: Job, result: CheckResult, features: Callable[[], frozenset[int]], now: float) -> None:
+    def _keep(self, job: Job, seconds: float, features: Callable[[], frozenset[int]], now: float) -> None:
         assert job.program is not None
         entry = CorpusEntry(
-            id=self.corpus.next_id(), program=job.program, features=features(), seconds=result.seconds,
+            id=self.corpus.next_id(), program=job.program, features=features(), seconds=seconds,
             depth=job.parent.depth + 1 if job.parent else 0, parent=job.parent.id if job.parent else None,
             provenance=_provenance(job) if job.mutant else job.seed_path or "",
         )

@@ -38,6 +38,8 @@ from mutator.campaign.lanes.llm import LLMAnswers, LLMMutationLane
 from mutator.campaign.lanes.peers import SyncLane
 from mutator.campaign.lanes.reducing import ReductionLane
 from mutator.campaign.lanes.repair import RepairLane
+from mutator.campaign.suite import SuiteHarvest, harvester_factory, is_suite
+from mutator.commands.progress import progress
 from mutator.findings.known import KnownBugs, KnownError, KnownHits
 from mutator.mutation.mutator import Mutator
 from mutator.mutation.registry import all_operators
@@ -140,11 +142,13 @@ def fuzz(ctx: click.Context, corpus_dirs: tuple[str, ...], out: Path, duration: 
     known = KnownHits(campaign.root, known_bugs) if known_bugs is not None else None
     config = campaign.config
     seeds: list = []
+    suites = [path for path in config.corpus if is_suite(path)] if not resume else []  # test folders: harvested
     if not resume:
-        seeds, errors = load_programs(list(config.corpus))
+        plain = [path for path in config.corpus if path not in suites]
+        seeds, errors = load_programs(plain) if plain else ([], [])
         for error in errors:
             click.echo(f"error: {error}", err=True)
-        if not seeds:
+        if not seeds and not suites:
             click.echo("error: no seed programs in " + ", ".join(config.corpus), err=True)
             sys.exit(EXIT_USAGE)
     run = run_config(backend=config.backend, timeout=config.timeout, memory_mb=config.memory_mb,
@@ -180,6 +184,8 @@ def fuzz(ctx: click.Context, corpus_dirs: tuple[str, ...], out: Path, duration: 
         show = StatusLines() if no_ui or not console.is_terminal else LiveScreen(console, title)
         interrupts = _GracefulStop(fuzzer)
         started, unwritable = time.monotonic(), False
+        if suites:
+            seeds += _harvest_suites(fuzzer, pool, suites, run=run, torch_version=torch_version)
         try:
             with interrupts, show:
                 if seeds:
@@ -361,6 +367,33 @@ class _GracefulStop:
             raise KeyboardInterrupt
         self.fuzzer.stopping = True
         print("\nstopping: finishing the programs in flight (Ctrl-C again to stop at once)", file=sys.stderr)
+
+
+def _harvest_suites(fuzzer: Fuzzer, pool, suites: list[str], *, run: RunConfig,  # type: ignore[no-untyped-def]
+                    torch_version: str) -> list:
+    """The test folders among the corpus paths, harvested (`mutator.campaign.suite`): what
+    passed enters the queue with its features, what already fails is returned for the dry run."""
+    from mutator.harvest.collection import Collector
+
+    harvest = SuiteHarvest(harvester_factory(Checker(pool), Collector(pool.submit, run).collect,
+                                             torch_version=torch_version, workers=pool.size, backend=run.backend),
+                           build=pool.build, coverage=fuzzer.campaign.config.coverage)
+    bars: dict[str, list] = {}  # what -> [bar, steps shown]
+    with contextlib.ExitStack() as stack:
+        def show(what: str, done: int, total: int) -> None:
+            if what not in bars:
+                bars[what] = [stack.enter_context(progress(total, f"harvesting {', '.join(suites)}: {what}")), 0]
+            bar, shown = bars[what]
+            bar.advance(done - shown)
+            bars[what][1] = done
+
+        found = harvest.seeds(suites, progress=show)
+    for failed in found.report.collection_errors:
+        click.echo(f"warning: {failed['file']}: cannot be imported ({failed['error']}); its tests were read from "
+                   "its text", err=True)
+    click.echo(f"harvested {', '.join(suites)}: {found.describe()}", err=True)
+    fuzzer.admit((entry.program, entry.features, entry.seconds, entry.path.name) for entry in found.checked)
+    return found.to_check
 
 
 def _confirm_lane(pool, pythons: tuple[str, ...], others: contextlib.ExitStack, *,  # type: ignore[no-untyped-def]

@@ -127,14 +127,16 @@ class Harvester:
         self._collect = collect
         self._known = KnownPrograms(out)
 
-    def candidates(self, paths: Iterable[str | Path], report: HarvestReport) -> list[Candidate]:
-        """Every candidate program of every file, with its provenance header; what goes wrong
-        with a file or a test is reported, never raised. Test files are collected side by side."""
+    def candidates(self, paths: Iterable[str | Path], report: HarvestReport, *,
+                   only: set[Path] | frozenset[Path] | None = None) -> list[Candidate]:
+        """Every candidate program of every file (of those in `only`, when given: the others are
+        only read for what they import), with its provenance header; what goes wrong with a
+        file or a test is reported, never raised. Test files are collected side by side."""
         found: list[Candidate] = []
         stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self._clock()))
         files = discover(list(paths))
         imported = _ImportedBeside(files)
-        read = [(path, _File.read(path)) for path in files]
+        read = [(path, _File.read(path)) for path in files if only is None or path in only]
         collections = {path: self._collect(path) for path, file in read
                        if isinstance(file, _File) and file.is_test and self._collect is not None}
         for path, file in read:
