@@ -78,7 +78,8 @@ def generate(family: str, count: int, out: Path | None, campaign_dir: Path | Non
     try:
         with LLM(llm_config, out / ".llm-cache") as llm, \
                 WorkerPool(workers=jobs, config=config, coverage=("torch/_dynamo",)) as pool:
-            torch_version = pool.wait_ready()[0].torch_version
+            pool.wait_ready()
+            torch_version = pool.build.describe()
             generator = Generator(llm, Checker(pool).check, FindingStore(out, torch_version=torch_version,
                                                                          backend=backend),
                                   out, torch_version=torch_version, workers=pool.size)

@@ -11,7 +11,8 @@ from rich.console import Console
 from rich.table import Table
 
 from mutator.judge.check import Checker
-from mutator.commands.common import EXIT_USAGE, coverage_option, run_config, run_options, summary_json_option
+from mutator.commands.common import (EXIT_USAGE, coverage_option, python_option, run_config, run_options,
+                                     summary_json_option)
 from mutator.commands.progress import progress
 from mutator.exec.pool import PoolError, WorkerPool
 from mutator.findings.store import FindingStore
@@ -25,10 +26,11 @@ from mutator.findings.store import FindingStore
 @click.option("--no-import", is_flag=True,
               help="Read which tests a test file has from its text only, without importing it in a worker "
                    "(tests its import makes, such as members copied from mixins, are then missed).")
+@python_option
 @run_options
 @summary_json_option
-def harvest(paths: tuple[str, ...], out: Path, coverage_include: tuple[str, ...], no_import: bool, backend: str,
-            timeout: float, memory_mb: int, jobs: int | None, no_sandbox: bool, as_json: bool) -> None:
+def harvest(paths: tuple[str, ...], out: Path, coverage_include: tuple[str, ...], no_import: bool, python: str | None,
+            backend: str, timeout: float, memory_mb: int, jobs: int | None, no_sandbox: bool, as_json: bool) -> None:
     """Programs from test files and reproducer scripts: one per test that compiles something.
 
     Which tests a test file has is what importing it in a sandboxed worker shows, as pytest
@@ -48,8 +50,9 @@ def harvest(paths: tuple[str, ...], out: Path, coverage_include: tuple[str, ...]
 
     config = run_config(backend=backend, timeout=timeout, memory_mb=memory_mb, no_sandbox=no_sandbox)
     try:
-        with WorkerPool(workers=jobs, config=config, coverage=coverage_include) as pool:
-            torch_version = pool.wait_ready()[0].torch_version
+        with WorkerPool(workers=jobs, config=config, coverage=coverage_include, python=python or sys.executable) as pool:
+            pool.wait_ready()
+            torch_version = pool.build.describe()
             collect = None if no_import else Collector(pool.submit, config).collect
             harvester = Harvester(Checker(pool).check, FindingStore(out, torch_version=torch_version,
                                                                     backend=backend),

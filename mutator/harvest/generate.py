@@ -224,7 +224,7 @@ class Generator:
 
     def _header(self, cls: TaxonomyClass, stamp: str, siblings: Sequence[Sibling]) -> str:
         lines = [f"{HEADER}: taxonomy class {cls.code} ({cls.title})",
-                 f"# model {self._llm.config.model}, {stamp}, torch {self._torch or 'unknown'}"]
+                 f"# model {self._llm.config.model}, {stamp}, {self._torch or 'torch unknown'}"]
         if siblings:
             lines.append("# asked for siblings of the findings " + ", ".join(s.finding for s in siblings))
         return "".join(line + "\n" for line in lines)

@@ -347,7 +347,7 @@ def _collection(pending: Future[Collection]) -> Collection:
 def _header(origin: str, stamp: str, torch_version: str, compiles_visibly: bool = True) -> str:
     declared = "" if compiles_visibly else \
         f"{SCRIPT_DECLARATION} (it compiles through code its text does not name; running it showed it)\n"
-    return f"{HEADER}{origin}\n# on {stamp} with torch {torch_version or 'unknown'}\n{declared}"
+    return f"{HEADER}{origin}\n# on {stamp} with {torch_version or 'torch unknown'}\n{declared}"
 
 
 def _compiled_something(result: CheckResult) -> bool:
