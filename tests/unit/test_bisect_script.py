@@ -45,7 +45,8 @@ def bisect(tmp_path: Path, reproducer: Path, good: str, bad: str, *, missing: st
         subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     log = tmp_path / "installed.log"
     log.write_text("")
-    env = dict(os.environ, BISECT_INSTALL=str(installer), FAKE_LOG=str(log), FAKE_MISSING=missing)
+    env = dict(os.environ, BISECT_INSTALL=str(installer), FAKE_LOG=str(log), FAKE_MISSING=missing,
+               TMPDIR=str(tmp_path))  # the script keeps its scratch directory (the log of the last run) there
     # relative paths, as a user types them: the reproducer runs in a scratch directory all the same
     proc = subprocess.run(["bash", str(SCRIPT), reproducer.name, "--good", good, "--bad", bad,
                            "--nightly-versions", "2.14.0,2.15.0", "--venv", venv.name],
