@@ -5,8 +5,9 @@
                           [--parallel 2] [--python PATH]
 
 Each configuration runs `--trials` campaigns (`mutate fuzz`, RNG seeds 1..N) for the same
-CPU budget (one worker each, `--parallel` trials at a time: a trial's CPU-minutes are its
-wall-clock minutes). Afterwards every frontend finding of every trial is reduced (`mutate
+CPU budget (`--jobs` workers each, one by default, `--parallel` trials at a time: a trial's
+CPU-minutes are its wall-clock minutes times its workers). A configuration whose flags name
+a `--corpus` fuzzes that instead of the common one (to compare corpora). Afterwards every frontend finding of every trial is reduced (`mutate
 reduce`, with what matters), and each trial is counted: distinct root causes (its findings'
 confirmed reduced programs by canonical form, then those of one signature kind whose
 what-matters analyses found the same constructs needed taken as one), how many of them are
@@ -39,7 +40,6 @@ sys.path.insert(0, str(ROOT))
 
 from mutator.findings.canonical import canonical_digest  # noqa: E402
 from mutator.findings.known import KnownBugs  # noqa: E402
-from mutator.findings.signature import Signature  # noqa: E402
 from mutator.findings.store import FindingStore  # noqa: E402
 from mutator.reduce.split import needed_constructs  # noqa: E402
 
@@ -75,10 +75,11 @@ def mutate(python: str) -> list[str]:
 
 
 def run_trial(trial: Trial, *, flags: list[str], corpus: list[str], seconds: float, python: str,
-              worker_python: str | None) -> Trial:
-    command = [*mutate(python), "fuzz", "--out", str(trial.directory), "--time", f"{seconds:.0f}s", "-j", "1",
+              worker_python: str | None, jobs: int = 1) -> Trial:
+    own_corpus = "--corpus" in flags
+    command = [*mutate(python), "fuzz", "--out", str(trial.directory), "--time", f"{seconds:.0f}s", "-j", str(jobs),
                "--seed", str(trial.seed), "--no-ui", "--no-reduce", "--no-llm",
-               *[arg for path in corpus for arg in ("--corpus", path)], *flags,
+               *([] if own_corpus else [arg for path in corpus for arg in ("--corpus", path)]), *flags,
                *(["--python", worker_python] if worker_python else [])]
     started = time.monotonic()
     with open(trial.directory.with_suffix(".log"), "w") as log:
@@ -155,7 +156,7 @@ def summary(values: list[float]) -> str:
     return f"{mean:6.1f} ± {spread:4.1f} [{min(values):g}-{max(values):g}]"
 
 
-def plot(trials: list[Trial], path: Path, cpu_minutes: float) -> None:
+def plot(trials: list[Trial], path: Path, cpu_minutes: float, *, jobs: int = 1) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -164,7 +165,7 @@ def plot(trials: list[Trial], path: Path, cpu_minutes: float) -> None:
     figure, axes = plt.subplots(figsize=(8, 5))
     colours: dict[str, Any] = {}
     for trial in trials:
-        times = sorted(cause["at"] / 60 for cause in trial.causes)
+        times = sorted(cause["at"] / 60 * jobs for cause in trial.causes)  # campaign seconds -> CPU-minutes
         xs, ys = [0.0], [0]
         for n, minute in enumerate(times, start=1):
             xs += [minute, minute]
@@ -173,7 +174,7 @@ def plot(trials: list[Trial], path: Path, cpu_minutes: float) -> None:
         ys.append(len(times))
         colour = colours.setdefault(trial.config, f"C{len(colours)}")
         axes.plot(xs, ys, color=colour, alpha=0.8, label=trial.config if trial.seed == 1 else None)
-    axes.set_xlabel("CPU-minutes (one worker)")
+    axes.set_xlabel("CPU-minutes (wall-clock minutes x workers)")
     axes.set_ylabel("distinct reduced root causes")
     axes.set_title("Discovery curve, one line per trial")
     axes.legend()
@@ -192,6 +193,7 @@ def main() -> None:
     parser.add_argument("--known", action="append", default=[], type=Path,
                         help="findings filed before (a campaign directory, ...): what is not new")
     parser.add_argument("--out", type=Path, default=None, help="where the trials' campaign directories go")
+    parser.add_argument("--jobs", type=int, default=1, help="workers per trial")
     parser.add_argument("--parallel", type=int, default=max(1, (os.cpu_count() or 2)), help="trials at a time")
     parser.add_argument("--reduce-jobs", type=int, default=os.cpu_count() or 2)
     parser.add_argument("--reduce-time-limit", type=float, default=90.0, help="seconds per finding's reduction")
@@ -212,15 +214,15 @@ def main() -> None:
                 if trial.directory.exists():
                     sys.exit(f"{trial.directory}: exists; give another --out, or --count-only to count it")
             list(running.map(lambda t: run_trial(t, flags=configs[t.config], corpus=args.corpus or ["seeds"],
-                                                 seconds=args.cpu_minutes * 60, python=python,
-                                                 worker_python=args.python), trials))
+                                                 seconds=args.cpu_minutes * 60 / args.jobs, python=python,
+                                                 worker_python=args.python, jobs=args.jobs), trials))
         for trial in trials:
             reduce_trial(trial, python=python, worker_python=args.python, jobs=args.reduce_jobs,
                          time_limit=args.reduce_time_limit)
     known = KnownBugs.load(args.known) if args.known else None
     for trial in trials:
         count_trial(trial, known)
-    print(f"{args.trials} trials per configuration, {args.cpu_minutes:g} CPU-minutes each (one worker), "
+    print(f"{args.trials} trials per configuration, {args.cpu_minutes:g} CPU-minutes each ({args.jobs} workers), "
           f"corpus {', '.join(args.corpus or ['seeds'])}" + (f", new against {', '.join(map(str, args.known))}"
                                                              if args.known else ""))
     columns = ("root causes", "new causes", "frontend sigs", "arcs", "execs", "unreduced")
@@ -234,9 +236,9 @@ def main() -> None:
         print(f"{name:14} " + " ".join(f"{summary(v):>26}" for v in values))
     for trial in trials:
         print(f"  {trial.directory.name}: {len(trial.causes)} root causes ({trial.new_causes} new): "
-              + "; ".join(f"{c['signatures'][0]} at {c['at'] / 60:.1f} min" for c in trial.causes))
+              + "; ".join(f"{c['signatures'][0]} at {c['at'] / 60 * args.jobs:.1f} CPU-min" for c in trial.causes))
     picture = out / "discovery.png"
-    plot(trials, picture, args.cpu_minutes)
+    plot(trials, picture, args.cpu_minutes, jobs=args.jobs)
     print(f"discovery curve: {picture}")
     others = [name for name in configs if name != "unguided"]
     for name in sorted(others, key=lambda n: n == "guided") if "unguided" in configs else []:  # guided last
