@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from mutator.judge.compare import compare_observations
-from mutator.core.observation import Mode
+from mutator.core.observation import Mode, Outcome
 from mutator.core.program import load_programs
 
 pytestmark = pytest.mark.integration
@@ -25,9 +25,21 @@ ROOT = Path(__file__).resolve().parents[2]
 LEAF_ASPECTS = {"value", "text", "keys"}
 
 
+def _ended(pool, program, future):
+    """An eager run that ended as the program ends. A run the runtime lost, or one a signal
+    or the clock stopped (a loaded machine), is not the program's observation: it runs once
+    more, as the checker's confirmation would run it, and a second such end fails the test."""
+    result = future.result()
+    if result.outcome in (Outcome.LOST, Outcome.SIGNALLED, Outcome.TIMEOUT):
+        result = pool.submit(program, Mode.EAGER).result()
+    assert result.outcome not in (Outcome.LOST, Outcome.SIGNALLED, Outcome.TIMEOUT), \
+        f"{program.name}: {result.outcome.value} twice: {result.detail}\n{result.stderr_tail[-2000:]}"
+    return result
+
+
 def _eager_twice(pool, program):
     first, second = pool.submit(program, Mode.EAGER), pool.submit(program, Mode.EAGER)
-    return first.result(), second.result()
+    return _ended(pool, program, first), _ended(pool, program, second)
 
 
 def _differences(pool, paths):
