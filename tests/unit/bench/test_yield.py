@@ -1,0 +1,68 @@
+"""bench/yield.py: a trial's distinct root causes from its finding directories."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+from mutator.core import storage
+from mutator.findings.finding import Finding
+from mutator.findings.known import KnownBugs
+from mutator.findings.signature import Signature
+
+ROOT = Path(__file__).resolve().parents[3]
+_spec = importlib.util.spec_from_file_location("yield_bench", ROOT / "bench" / "yield.py")
+bench = importlib.util.module_from_spec(_spec)
+sys.modules["yield_bench"] = bench  # its dataclasses look their module up
+_spec.loader.exec_module(bench)
+
+PROGRAM = "import torch\n\ndef fn(x):\n    return x + {n}\n\ndef inputs():\n    return (torch.ones(1),)\n"
+
+
+def _finding(root: Path, name: str, signature: Signature, *, at: float, source: str | None = None,
+             needed: list[str] | None = None) -> None:
+    reduction = {}
+    if source is not None:
+        reduction = dict(confirmed=True, source=source, matters=dict(needed=needed or []))
+    finding = Finding(signature=signature, reason="r", directory=f"findings/{name}", hits=1, smallest_size=10,
+                      first_seen=at, reduction=reduction)
+    storage.write_json(root / "findings" / name / "finding.json", finding.as_json())
+    storage.write_text(root / "findings" / name / "smallest.py", PROGRAM.format(n=1))
+
+
+def test_one_reduced_program_under_two_signatures_is_one_root_cause(tmp_path: Path) -> None:
+    crash = Signature("CRASH", "InternalTorchDynamoError", "torch/_dynamo/variables/builder.py:_wrap")
+    mismatch = Signature("MISMATCH", observation="result:value:Tensor")
+    _finding(tmp_path, "a", crash, at=30.0, source=PROGRAM.format(n=1))
+    _finding(tmp_path, "b", mismatch, at=90.0, source=PROGRAM.format(n=2))  # literals aside, the same form
+    _finding(tmp_path, "c", Signature("FULLGRAPH_BREAK", "Unsupported", "x"), at=10.0)  # low severity: not counted
+    trial = bench.Trial("guided", 1, tmp_path)
+    bench.count_trial(trial, None)
+    assert trial.frontend_signatures == 2
+    assert len(trial.causes) == 1 and trial.causes[0]["at"] == 30.0
+
+
+def test_what_matters_joins_forms_of_one_kind_and_unreduced_findings_stand_alone(tmp_path: Path) -> None:
+    one = Signature("MISMATCH", observation="result:value:Tensor")
+    two = Signature("MISMATCH", observation="globals:value:int")
+    three = Signature("CRASH", "TypeError", "torch/_dynamo/symbolic_convert.py:step")
+    _finding(tmp_path, "a", one, at=5.0, source="def fn(x):\n    return {**x}\n", needed=["a `dict` subclass"])
+    _finding(tmp_path, "b", two, at=6.0, source="def fn(x, y):\n    return sorted(x)\n", needed=["a `dict` subclass"])
+    _finding(tmp_path, "c", three, at=7.0)  # not reduced: its signature stands for it
+    trial = bench.Trial("guided", 1, tmp_path)
+    bench.count_trial(trial, None)
+    assert len(trial.causes) == 2 and trial.unreduced == 1
+    assert sorted(len(c["signatures"]) for c in trial.causes) == [1, 2]
+
+
+def test_a_cause_known_before_is_not_new(tmp_path: Path) -> None:
+    earlier, now = tmp_path / "earlier", tmp_path / "now"
+    seen = Signature("CRASH", "KeyError", "torch/_dynamo/variables/dicts.py:getitem")
+    _finding(earlier, "old", seen, at=1.0, source=PROGRAM.format(n=3))
+    _finding(now, "old-again", seen, at=2.0, source="def fn(x):\n    return x\n")
+    _finding(now, "fresh", Signature("CRASH", "TypeError", "torch/_dynamo/x.py:y"), at=3.0,
+             source="def fn(x):\n    return -x\n")
+    trial = bench.Trial("guided", 1, now)
+    bench.count_trial(trial, KnownBugs.load([earlier]))
+    assert len(trial.causes) == 2 and trial.new_causes == 1

@@ -1,0 +1,30 @@
+"""Signatures: kinds, frames and observations kept apart."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from mutator.core.observation import Outcome
+from mutator.core.verdict import Verdict
+from mutator.findings.signature import Signature
+from mutator.judge.compare import Divergence
+
+from tests.helpers import compiled_run, exc
+from tests.unit.findings.helpers import judged
+
+
+def test_signatures_separate_kinds_frames_and_observations():
+    in_guards = exc("AssertionError", dynamo=True)
+    crash = Signature.of(judged(Verdict.CRASH, exception=in_guards))
+    assert crash == Signature("CRASH", "AssertionError", "torch/_dynamo/symbolic_convert.py:step")
+    gb = exc("torch._dynamo.exc.Unsupported", gb_type="Call to `torch._dynamo.graph_break()`")
+    assert Signature.of(judged(Verdict.FULLGRAPH_BREAK, exception=gb)).location.startswith("Call to")
+    values = Divergence("result", "call 1", "value", "d", True, "Tensor")
+    text = Divergence("result", "call 1", "value", "d", False, "str")
+    assert Signature.of(judged(Verdict.MISMATCH, divergence=values)) != \
+        Signature.of(judged(Verdict.MISMATCH, divergence=text))
+    segv = compiled_run(outcome=Outcome.SIGNALLED)
+    segv = replace(segv, signal=11)
+    assert Signature.of(judged(Verdict.CRASH, compiled=segv)).exception == "signal 11"
+    slug = crash.slug()
+    assert slug.startswith("crash-AssertionError-symbolic_convert.py-step-") and "/" not in slug
