@@ -60,7 +60,6 @@ def test_invalid_mutants_are_logged_with_their_eager_failure_and_a_torn_line_is_
     from mutator.campaign import directory as campaign_module
     from mutator.campaign.fuzzer import invalid_record
     from mutator.mutation.operator import Mutant, Step
-    from mutator.repair import RepairRequest
 
     from tests.helpers import PROGRAM as NAME
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 from concurrent.futures import Future
 
-from mutator.core.observation import ExecResult, Mode, Outcome as RunOutcome
+from mutator.core.observation import ExecResult, Mode, Outcome
 from mutator.core.program import Program
 from mutator.exec.pool import URGENT
 from mutator.reduce.background import ThrottledRunner
@@ -24,7 +24,7 @@ class _Instant:
         self.submitted += 1
         self.priorities.append(priority)
         future: Future[ExecResult] = Future()
-        future.set_result(ExecResult(program="p.py", mode=mode, outcome=RunOutcome.COMPLETED,
+        future.set_result(ExecResult(program="p.py", mode=mode, outcome=Outcome.COMPLETED,
                                      observation=run().observation, seconds=self.seconds))
         return future
 
