@@ -16,7 +16,7 @@ from mutator.findings.signature import Signature
 from mutator.findings.store import FindingStore
 from mutator.judge.check import CheckResult
 from mutator.mutation.mutator import Recipe
-from mutator.reduce.driver import Outcome, record_reduction
+from mutator.reduce.driver import ReductionReport, record_reduction
 
 
 class Filing:
@@ -40,7 +40,7 @@ class Filing:
             return False  # filed here already (before --known was given): it goes on counting here
         return self.known.count(signature, provenance=provenance, size=len(result.program.source), elapsed=elapsed)
 
-    def reduced(self, finding: Finding, outcome: Outcome) -> Finding:
+    def reduced(self, finding: Finding, outcome: ReductionReport) -> Finding:
         """Record a finished reduction in `finding`; the finding that stands (another, when the
         two reduced to one program)."""
         finding = record_reduction(self.store, finding, outcome)

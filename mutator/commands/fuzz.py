@@ -171,7 +171,8 @@ def fuzz(ctx: click.Context, corpus_dirs: tuple[str, ...], out: Path, duration: 
                        f"programs filed before, from {', '.join(known.known.sources)}", err=True)
         sync = SyncLane(Sync(campaign, every=sync_every)) if sync_dir is not None else None
         reduction = None if no_reduce else ReductionLane(BackgroundReduction(
-            pool, campaign.root, workers=pool.size, config=run, torch_version=torch_version, max_share=reduce_share))
+            pool, campaign.root, workers=pool.size, config=run, torch_version=torch_version, max_share=reduce_share,
+            python=python or sys.executable))
         confirm = _confirm_lane(pool, confirm_on, others, config=run, reducing=reduction is not None)
         lanes = [*_repair_and_llm_lanes(llm_config, campaign, no_repair=no_repair, no_llm=no_llm),
                  *(lane for lane in (sync, reduction, confirm) if lane is not None)]

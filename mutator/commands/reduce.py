@@ -42,7 +42,7 @@ def reduce(targets: tuple[Path, ...], out: Path | None, time_limit: float | None
     or 2 when a target could not be reduced (it does not reproduce, or is not a program).
     """
     from mutator.reduce import matters
-    from mutator.reduce.driver import Targets
+    from mutator.reduce.driver import ReduceDriver
 
     if out is not None and len(targets) > 1 and not out.is_dir():
         click.echo(f"error: {out}: with several targets --out must be an existing directory", err=True)
@@ -54,9 +54,9 @@ def reduce(targets: tuple[Path, ...], out: Path | None, time_limit: float | None
         with WorkerPool(workers=jobs, config=config, python=python or sys.executable) as pool:
             pool.wait_ready()
             torch_version = pool.build.describe()
-            reducer = Targets(pool, workers=pool.size, config=config, torch_version=torch_version,
-                              time_limit=time_limit, ablate=not no_ablation,
-                              matters_budget=matters.DEFAULT_BUDGET if matters_budget is None else matters_budget)
+            reducer = ReduceDriver(pool, workers=pool.size, config=config, torch_version=torch_version,
+                                   time_limit=time_limit, ablate=not no_ablation, python=python or sys.executable,
+                                   matters_budget=matters.DEFAULT_BUDGET if matters_budget is None else matters_budget)
             for target in targets:
                 with console.status(f"{target}: checking that it reproduces") as status:
                     def progress(source: str, pass_name: str, target: Path = target) -> None:
@@ -67,9 +67,9 @@ def reduce(targets: tuple[Path, ...], out: Path | None, time_limit: float | None
                     except PoolError:
                         raise
                     except Exception as exc:  # a bug of ours on one target: say so, go on with the rest
-                        from mutator.reduce.driver import Outcome
+                        from mutator.reduce.driver import ReductionReport
 
-                        outcome = Outcome(str(target), error=f"internal error of the reducer: "
+                        outcome = ReductionReport(str(target), error=f"internal error of the reducer: "
                                                              f"{type(exc).__name__}: {exc}"[:500])
                     split = _split(pool, config, target, variants, time_limit=time_limit,
                                    torch_version=torch_version, on_progress=progress,

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import itertools
 import queue
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -25,7 +26,7 @@ from mutator.core.observation import ExecResult, Mode, RunConfig
 from mutator.exec.pool import URGENT
 from mutator.core.program import Program
 from mutator.reduce.reducer import ReductionStopped
-from mutator.reduce.driver import Outcome, Targets
+from mutator.reduce.driver import ReductionReport, ReduceDriver
 
 DEFAULT_SHARE = 0.25
 
@@ -89,18 +90,19 @@ class ThrottledRunner:
 
 class BackgroundReduction:
     def __init__(self, runner: TaskRunner, root: Path, *, workers: int, config: RunConfig, torch_version: str,
-                 max_share: float = DEFAULT_SHARE, time_limit: float | None = 600.0) -> None:
+                 max_share: float = DEFAULT_SHARE, time_limit: float | None = 600.0,
+                 python: str = sys.executable) -> None:
         self._root = root
         self._stop = threading.Event()
         self.runner = ThrottledRunner(runner, workers=workers, max_share=max_share, stop=self._stop)
         # candidates in batches as large as the pool: every worker takes one when the
         # throttle lets the reduction run
-        self._targets = Targets(self.runner, workers=workers, config=config, torch_version=torch_version,
-                                time_limit=time_limit, ablate=False)
+        self._driver = ReduceDriver(self.runner, workers=workers, config=config, torch_version=torch_version,
+                                    time_limit=time_limit, ablate=False, python=python)
         # frontend bugs first, then low-severity findings; in the order they were found
         self._todo: queue.PriorityQueue[tuple[int, int, str, Finding | None]] = queue.PriorityQueue()
         self._order = itertools.count()
-        self._done: queue.Queue[tuple[str, Outcome]] = queue.Queue()
+        self._done: queue.Queue[tuple[str, ReductionReport]] = queue.Queue()
         self._queued: set[str] = set()
         self.busy_with = ""
         self.reduced = 0
@@ -120,7 +122,7 @@ class BackgroundReduction:
     def pending(self) -> int:
         return self._todo.qsize() + (1 if self.busy_with else 0)
 
-    def completed(self) -> list[tuple[str, Outcome]]:
+    def completed(self) -> list[tuple[str, ReductionReport]]:
         """Reductions finished since the last call: (finding directory, outcome)."""
         done = []
         while True:
@@ -142,12 +144,12 @@ class BackgroundReduction:
                 return
             self.busy_with = directory
             try:
-                outcome = self._targets.reduce_finding(self._root / directory, finding, stop=self._stop.is_set,
+                outcome = self._driver.reduce_finding(self._root / directory, finding, stop=self._stop.is_set,
                                                        charge=self.runner.charge)
             except ReductionStopped:
                 return
             except Exception as exc:  # a reduction must never take the campaign down with it
-                outcome = Outcome(directory, error=f"{type(exc).__name__}: {exc}")
+                outcome = ReductionReport(directory, error=f"{type(exc).__name__}: {exc}")
             finally:
                 self.busy_with = ""
             if outcome.error:

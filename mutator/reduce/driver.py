@@ -13,6 +13,7 @@ the old record or the new one, never a record naming a file that is not there.
 from __future__ import annotations
 
 import dataclasses
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -34,7 +35,7 @@ from mutator.reduce.repro_facts import ReproFacts
 
 
 @dataclass
-class Outcome:
+class ReductionReport:
     """What reducing one target gave; `error` set when it could not be reduced."""
 
     target: str
@@ -72,11 +73,16 @@ def is_finding_dir(path: Path) -> bool:
     return path.is_dir() and (path / "finding.json").is_file() and (path / "smallest.py").is_file()
 
 
-class Targets:
+class ReduceDriver:
+    """What `mutate reduce` does to each target (a finding's directory or a program file):
+    reduce it on the runner's workers, explain what matters, write reduced.py and a repro.py
+    that `python` (the interpreter of the torch under test) verifies, and the ablation."""
+
     def __init__(self, runner: Runner, *, workers: int, config: RunConfig, torch_version: str,
                  time_limit: float | None = None, ablate: bool = True,
-                 matters_budget: int = matters.DEFAULT_BUDGET) -> None:
+                 matters_budget: int = matters.DEFAULT_BUDGET, python: str = sys.executable) -> None:
         self._runner = runner
+        self._python = python
         self._workers = workers
         self._config = config
         self._torch = torch_version
@@ -86,13 +92,13 @@ class Targets:
         self._prober = matters.Prober(runner, budget=matters_budget) if matters_budget > 0 else None
 
     def reduce_path(self, path: Path, *, out: Path | None = None,
-                    on_progress: Callable[[str, str], None] = lambda s, n: None) -> Outcome:
+                    on_progress: Callable[[str, str], None] = lambda s, n: None) -> ReductionReport:
         if is_finding_dir(path):
             return self._finding(path, on_progress)
         return self._file(path, out, on_progress)
 
-    def _file(self, path: Path, out: Path | None, on_progress: Callable[[str, str], None]) -> Outcome:
-        outcome = Outcome(str(path))
+    def _file(self, path: Path, out: Path | None, on_progress: Callable[[str, str], None]) -> ReductionReport:
+        outcome = ReductionReport(str(path))
         try:
             program = load_program(path)
         except ProgramError as exc:
@@ -110,12 +116,12 @@ class Targets:
                      if target.name.endswith(".reduced.py") else target.with_suffix(".repro.py"))
         return outcome
 
-    def _finding(self, directory: Path, on_progress: Callable[[str, str], None]) -> Outcome:
+    def _finding(self, directory: Path, on_progress: Callable[[str, str], None]) -> ReductionReport:
         root = directory.parent.parent
         store = FindingStore(root, torch_version=self._torch, backend=self._config.backend)
         finding = store.at(directory)
         if finding is None:
-            return Outcome(str(directory), error="not a finding of this campaign (merged into another?)")
+            return ReductionReport(str(directory), error="not a finding of this campaign (merged into another?)")
         outcome = self.reduce_finding(directory, finding, on_progress=on_progress)
         if not outcome.error:
             record_reduction(store, finding, outcome)
@@ -123,10 +129,10 @@ class Targets:
 
     def reduce_finding(self, directory: Path, finding: Finding, *, stop: Callable[[], bool] = lambda: False,
                        on_progress: Callable[[str, str], None] = lambda s, n: None,
-                       charge: Callable[[float], None] = lambda seconds: None) -> Outcome:
+                       charge: Callable[[float], None] = lambda seconds: None) -> ReductionReport:
         """Reduce a finding's smallest.py and write reduced.py and repro.py beside it; its
         record is the caller's to update (`record_reduction`), from the thread that owns it."""
-        outcome = Outcome(str(directory))
+        outcome = ReductionReport(str(directory))
         try:
             program = load_program(directory / "smallest.py")
         except ProgramError as exc:
@@ -137,7 +143,7 @@ class Targets:
         self._finish(outcome, directory / "reduced.py", directory / "repro.py", stop=stop, charge=charge)
         return outcome
 
-    def _finish(self, outcome: Outcome, reduced_path: Path, repro_path: Path, *,
+    def _finish(self, outcome: ReductionReport, reduced_path: Path, repro_path: Path, *,
                 stop: Callable[[], bool] = lambda: False,
                 charge: Callable[[float], None] = lambda seconds: None) -> None:
         """A confirmed reduction's files: reduced.py at once (a kill during the analysis
@@ -152,7 +158,7 @@ class Targets:
             storage.write_text(reduced_path, outcome.reduction.reduced.source)
         self._write_results(outcome, repro_path, charge=charge)
 
-    def _explain(self, outcome: Outcome, stop: Callable[[], bool] = lambda: False) -> None:
+    def _explain(self, outcome: ReductionReport, stop: Callable[[], bool] = lambda: False) -> None:
         """What matters in the confirmed reduced program (`matters`), within the budget; the
         variants that still fail and simplify it taken (a new `outcome.reduction` when the
         result holds in fresh runs); the constructs it needs checked in the original."""
@@ -178,7 +184,7 @@ class Targets:
         found.seconds = time.monotonic() - started
         outcome.matters = found
 
-    def _reduce(self, outcome: Outcome, program: Program, expect: Signature | None,
+    def _reduce(self, outcome: ReductionReport, program: Program, expect: Signature | None,
                 on_progress: Callable[[str, str], None], stop: Callable[[], bool] = lambda: False) -> bool:
         try:
             outcome.reduction = self._reducer.reduce(program, expect=expect, time_limit=self._time_limit,
@@ -188,7 +194,7 @@ class Targets:
             return False
         return True
 
-    def _write_results(self, outcome: Outcome, repro_path: Path, *,
+    def _write_results(self, outcome: ReductionReport, repro_path: Path, *,
                        charge: Callable[[float], None] = lambda seconds: None) -> None:
         """repro.py, when one verifies (an older one is deleted when none does), and the ablation."""
         reduction = outcome.reduction
@@ -200,7 +206,7 @@ class Targets:
             outcome.repro_note = missing(reduction.signature.verdict, facts)
         for repro in repros:  # shortest first: the first that verifies is kept
             started = time.monotonic()
-            outcome.repro = verify(repro)
+            outcome.repro = verify(repro, python=self._python)
             charge(time.monotonic() - started)  # a core's time outside the pool
             if outcome.repro.reproduces:
                 storage.write_text(repro_path, repro)
@@ -223,7 +229,7 @@ def eager_result(check: CheckResult) -> object:
     return observation.calls[0].result if observation.calls else None
 
 
-def record_reduction(store: FindingStore, finding: Finding, outcome: Outcome) -> Finding:
+def record_reduction(store: FindingStore, finding: Finding, outcome: ReductionReport) -> Finding:
     """Put a reduction into the finding's record and README, then merge it with a finding
     of the same verdict kind whose reduced program has the same canonical form (the later
     found into the earlier); the finding that stands."""

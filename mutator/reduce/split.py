@@ -189,7 +189,7 @@ def split_variants(reducer: Reducer, store: FindingStore, finding: Finding, *, l
 def write_split(store: FindingStore, finding: Finding, keys: list[str], reduction: Reduction, *,
                 matters: dict[str, Any] | None = None) -> Finding:
     """Move the variants `keys` of `finding` into a new finding reduced to `reduction`."""
-    from mutator.reduce.driver import Outcome  # the record of a reduction, as record_reduction writes it
+    from mutator.reduce.driver import ReductionReport  # the record of a reduction, as record_reduction writes it
 
     root = store.root
     number = 1
@@ -203,7 +203,7 @@ def write_split(store: FindingStore, finding: Finding, keys: list[str], reductio
     moved = [hit for hit in finding.history if trigger(hit.get("provenance", "")) in variants]
     first_key = min(keys, key=lambda k: variants[k]["size"])
     source = (root / finding.directory / variants[first_key]["file"]).read_text(encoding="utf-8")
-    record = dict(Outcome(str(root / directory), reduction=reduction).as_json(),
+    record = dict(ReductionReport(str(root / directory), reduction=reduction).as_json(),
                   source=reduction.reduced.source, canonical=canonical_digest(reduction.reduced.source))
     if matters is not None:
         record["matters"] = matters

@@ -150,7 +150,7 @@ def test_the_pool_says_which_layer_its_runs_get(pool):
 
 def test_an_inductor_compile_works_confined(pool):
     """Inductor writes its cache and runs the C++ compiler: inside the run's directory (under
-    the audit hooks, the programs Inductor starts are allowed: tests/unit/test_sandbox.py)."""
+    the audit hooks, the programs Inductor starts are allowed: tests/unit/exec/test_sandbox.py)."""
     checker = Checker(pool, config=RunConfig(timeout=120, backend="inductor"))
     result = checker.check(program("""
         import torch
@@ -163,7 +163,7 @@ def test_an_inductor_compile_works_confined(pool):
 
 
 def test_mutate_run_json_names_the_layer(tmp_path: Path):
-    """--no-sandbox: each row says "off" (what each choice gets: tests/unit/test_sandbox.py)."""
+    """--no-sandbox: each row says "off" (what each choice gets: tests/unit/exec/test_sandbox.py)."""
     path = tmp_path / "prog.py"
     path.write_text("import torch\ndef fn(x):\n    return x + 1\ndef inputs():\n    return (torch.ones(2),)\n")
     done = subprocess.run([sys.executable, "cli.py", "run", "--json", "-j", "1", "--no-sandbox", str(path)],

@@ -184,3 +184,16 @@ def test_a_bug_only_the_newer_torch_has_is_a_regression_in_it(torches, tmp_path:
     record = json.loads((directory / "finding.json").read_text())["versions"]
     assert [t["repro_exit"] for t in record["torches"]] == [0, 1]
     assert "**regression in 2.99.0: passes on 2.14" in (directory / "report.md").read_text()
+
+
+def test_mutate_reduce_verifies_the_repro_on_the_torch_under_test(torches, tmp_path: Path):
+    """The bug is only on the other interpreter's torch: the reduction runs there, and so must
+    repro.py's verification (with the driver's python it would pass and be thrown away)."""
+    padded = PLAIN.replace('NAME = "layer"', 'NAME = "layer"\nUNUSED = [1, 2, 3]')
+    (tmp_path / "plain.py").write_text(padded)
+    result = mutate("reduce", str(tmp_path / "plain.py"), "--python", str(torches["regressed"]), "--no-ablation",
+                    "--json", "-j", "1", "--out", str(tmp_path / "reduced.py"))
+    assert result.returncode == 0, result.stderr[-3000:]
+    data = json.loads(result.stdout.strip().splitlines()[-1])
+    assert data["confirmed"] and data["repro_reproduces"], data["repro"]
+    assert "UNUSED" not in (tmp_path / "reduced.py").read_text()

@@ -18,7 +18,7 @@ from mutator.core.observation import RunConfig
 from mutator.findings.readme import matters_summary
 from mutator.reduce import matters
 from mutator.reduce.constructs import constructs
-from mutator.reduce.driver import Outcome, Targets
+from mutator.reduce.driver import ReductionReport, ReduceDriver
 from mutator.report.issue import report_markdown, title
 
 pytestmark = pytest.mark.quality
@@ -27,21 +27,21 @@ PROGRAMS = Path(__file__).parent / "matters"
 
 
 @pytest.fixture(scope="module")
-def targets(pool) -> Targets:
-    return Targets(pool, workers=2, config=RunConfig(timeout=30), torch_version="2.13.0", ablate=False)
+def targets(pool) -> ReduceDriver:
+    return ReduceDriver(pool, workers=2, config=RunConfig(timeout=30), torch_version="2.13.0", ablate=False)
 
 
 FIXTURES = ("set_subclass_at_graph_break.py", "closure_dict_in_init.py", "format_spec_dynamic.py")
 
 
 @pytest.fixture(scope="module")
-def reduced(targets: Targets, tmp_path_factory) -> dict[str, Outcome]:
+def reduced(targets: ReduceDriver, tmp_path_factory) -> dict[str, ReductionReport]:
     """Each fixture reduced and explained once, for all the tests of this module."""
     out = tmp_path_factory.mktemp("reduced")
     return {name: targets.reduce_path(PROGRAMS / name, out=out / name) for name in FIXTURES}
 
 
-def explained(reduced: dict[str, Outcome], name: str) -> tuple[dict, str, str]:
+def explained(reduced: dict[str, ReductionReport], name: str) -> tuple[dict, str, str]:
     outcome = reduced[name]
     assert not outcome.error and outcome.reduction is not None and outcome.reduction.confirmed, outcome.error
     assert outcome.matters is not None

@@ -194,11 +194,11 @@ class _Reduced:
     def __init__(self, directory: str, source: str) -> None:
         from mutator.reduce.problem import ReductionStats
         from mutator.reduce.reducer import Reduction
-        from mutator.reduce.driver import Outcome
+        from mutator.reduce.driver import ReductionReport
 
         program = Program.from_source(source, "reduced.py")
         reduction = Reduction(program, program, Signature.of(_crash()), _crash(source), True, ReductionStats(), 1.0)
-        self.done = [(directory, Outcome(directory, reduction=reduction))]
+        self.done = [(directory, ReductionReport(directory, reduction=reduction))]
         self.pending = 0
 
     def completed(self):  # type: ignore[no-untyped-def]

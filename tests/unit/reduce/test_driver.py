@@ -16,10 +16,10 @@ from tests.unit.findings.helpers import ONE, TWO, crashed, two_findings
 def _reduced(finding, source: str, result: CheckResult):
     from mutator.reduce.problem import ReductionStats
     from mutator.reduce.reducer import Reduction
-    from mutator.reduce.driver import Outcome
+    from mutator.reduce.driver import ReductionReport
 
     program = Program.from_source(source, "reduced.py")
-    return Outcome(finding.directory, reduction=Reduction(program, program, finding.signature, result, True,
+    return ReductionReport(finding.directory, reduction=Reduction(program, program, finding.signature, result, True,
                                                           ReductionStats(), 1.0))
 
 
