@@ -70,7 +70,7 @@ def reduce(targets: tuple[Path, ...], out: Path | None, time_limit: float | None
                         from mutator.reduce.driver import ReductionReport
 
                         outcome = ReductionReport(str(target), error=f"internal error of the reducer: "
-                                                             f"{type(exc).__name__}: {exc}"[:500])
+                                                                     f"{type(exc).__name__}: {exc}"[:500])
                     split = _split(pool, config, target, variants, time_limit=time_limit,
                                    torch_version=torch_version, on_progress=progress,
                                    budget=matters.DEFAULT_BUDGET if matters_budget is None else matters_budget) \
