@@ -2,7 +2,7 @@
 
 The mutation operators can only vary what the seeds already contain; an LLM that knows
 Python can write constructs no seed has. Every answer is treated like a harvested
-candidate (DESIGN.md, "Harvest"): its code is parsed as a program and checked through
+candidate (docs/design.md, "Harvest"): its code is parsed as a program and checked through
 the pool with the same `check` the Harvester uses. One that fails eagerly or is unstable
 is counted and dropped; one with a finding verdict is filed in `out/findings/` (a new
 program that already breaks torch.compile is the best possible answer, but as a seed it

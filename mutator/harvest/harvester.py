@@ -1,4 +1,4 @@
-"""Turn test files and reproducer scripts into validated programs (DESIGN.md, "Harvest").
+"""Turn test files and reproducer scripts into validated programs (docs/design.md, "Harvest").
 
 For every file: a test file gives one candidate per test. Which tests it has is asked of
 the module itself where an executor can import it (`harvest.collection`, in a sandboxed
