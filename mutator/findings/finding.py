@@ -48,6 +48,8 @@ class Finding:
     split_from: str = ""  # the finding whose variant this was, before reduction told them apart
     split_into: list[str] = field(default_factory=list)  # findings split off this one (their directories)
     versions: dict[str, Any] = field(default_factory=dict)  # on which torches it fails (`mutator.report.versions`)
+    # the smallest hit's divergence, when its program's own tests passed over it (`mutator.judge.missed`)
+    missed_by_tests: dict[str, str] = field(default_factory=dict)
 
     @property
     def is_new(self) -> bool:
@@ -59,7 +61,8 @@ class Finding:
                     smallest_size=self.smallest_size, first_seen=self.first_seen, variants=self.variants,
                     details=self.details, reduction=self.reduction, merged=self.merged, known_from=self.known_from)
         data.update({key: value for key, value in (("known", self.known), ("split_from", self.split_from),
-                                                   ("split_into", self.split_into), ("versions", self.versions))
+                                                   ("split_into", self.split_into), ("versions", self.versions),
+                                                   ("missed_by_tests", self.missed_by_tests))
                      if value})
         return dict(data, history=self.history)
 
@@ -71,4 +74,5 @@ class Finding:
                    details=data.get("details", ""), reduction=dict(data.get("reduction", {})),
                    merged=list(data.get("merged", [])), known_from=data.get("known_from", ""),
                    known=dict(data.get("known", {})), split_from=data.get("split_from", ""),
-                   split_into=list(data.get("split_into", [])), versions=dict(data.get("versions", {})))
+                   split_into=list(data.get("split_into", [])), versions=dict(data.get("versions", {})),
+                   missed_by_tests=dict(data.get("missed_by_tests", {})))

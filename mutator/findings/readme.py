@@ -11,6 +11,7 @@ from mutator.core.verdict import Verdict
 from mutator.findings.finding import MAX_VARIANTS, Finding
 from mutator.findings.signature import SEVERITY, Signature
 from mutator.judge.check import CheckResult
+from mutator.judge.missed import missed_by_tests, missed_sentence
 
 
 def readme(finding: Finding, *, root: Path, backend: str, torch_version: str) -> str:
@@ -114,6 +115,8 @@ def details(result: CheckResult) -> str:
             lines += [f"Innermost Dynamo frame: `{exc.dynamo_frame}`", ""]
     if judgement.divergence is not None:
         lines += ["## Divergence", "", f"{judgement.divergence.where}: {judgement.divergence.detail}", ""]
+        if (missed := missed_by_tests(result)) is not None:
+            lines += [missed_sentence(missed.as_json()), ""]
     if result.compiled.stderr_tail.strip() and judgement.verdict in (Verdict.CRASH, Verdict.HANG):
         lines += ["## End of the compiled run's stderr", "", "```", result.compiled.stderr_tail.strip()[-3000:],
                   "```", ""]

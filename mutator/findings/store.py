@@ -17,6 +17,7 @@ from mutator.core import storage
 from mutator.core.verdict import Verdict
 from mutator.findings.finding import MAX_STORED_HITS, MAX_VARIANTS, Finding, trigger
 from mutator.findings.readme import details, readme
+from mutator.judge.missed import missed_by_tests
 from mutator.findings.signature import Signature
 from mutator.judge.check import CheckResult
 
@@ -118,6 +119,8 @@ class FindingStore:
             finding.reason = result.reason
             storage.write_text(directory / "smallest.py", program.source)
             finding.details = details(result)
+            missed = missed_by_tests(result)
+            finding.missed_by_tests = missed.as_json() if missed is not None else {}
         kept = self._record_variant(finding, result, trigger(provenance), recipe)
         if len(finding.history) < MAX_STORED_HITS:
             finding.history.append(dict(at=round(elapsed, 2), provenance=provenance, parent=parent, size=size,

@@ -41,7 +41,7 @@ from mutator.harvest.extract import (Extraction, ExtractionError, ExtractionFail
                                      is_test_file, one_line)
 from mutator.harvest.kept import HEADER, KnownPrograms, body_digest, invalid_kind
 from mutator.harvest.located import extract_collected
-from mutator.harvest.missed import missed_by_own_checks
+from mutator.judge.missed import missed_by_own_checks
 from mutator.harvest.modules import Siblings, folder_reader, sibling_imports
 from mutator.judge.check import CheckResult
 

@@ -22,6 +22,7 @@ from mutator.findings.known import Match
 from mutator.findings.readme import ablation_table
 from mutator.findings.root_cause import Group
 from mutator.findings.signature import SEVERITY
+from mutator.judge.missed import missed_sentence
 from mutator.mutation.operator import family_of
 from mutator.report import matters
 from mutator.report import versions as versions_record
@@ -112,6 +113,8 @@ def report_markdown(finding: Finding, *, repro_source: str | None, versions: dic
     reduction = finding.reduction
     lines = [f"# {title(finding)}", "", "### 🐛 Describe the bug", ""]
     lines += [_description(finding), ""]
+    if finding.missed_by_tests:
+        lines += [missed_sentence(finding.missed_by_tests), ""]
     if repro_source is not None:
         lines += ["Reproducer (needs only torch; exits 1 while the bug is present, 0 once it is fixed):", "",
                   "```python", repro_source.rstrip(), "```", ""]

@@ -38,6 +38,23 @@ class MissedDivergence:
         return dict(comparison=self.comparison, where=self.divergence.where, detail=self.divergence.detail)
 
 
+def missed_sentence(missed: dict[str, str]) -> str:
+    """What a finding's README and report.md say of a divergence its program's tests pass
+    over (`MissedDivergence.as_json()`): that the tests do not see it, and what does."""
+    return (f"The program's own tests pass in both runs: their assertions do not see this divergence "
+            f"(an `assertEqual` that ignores it); the comparison of the {missed['comparison']} does "
+            f"({missed['where']}). Which side is right is CPython's: the eager run is the reference.")
+
+
+def missed_by_tests(result: CheckResult) -> MissedDivergence | None:
+    """`missed_by_own_checks` for a program that ran tests of its own (a harvested test, a
+    unittest or pytest file): what its tests passed over. None for a program without tests,
+    whose only "checks" are that it ran to its end."""
+    if not (result.eager.observation.tests and result.compiled.observation.tests):
+        return None
+    return missed_by_own_checks(result)
+
+
 def missed_by_own_checks(result: CheckResult) -> MissedDivergence | None:
     """The divergence behind a MISMATCH whose runs both ended without an exception, every test of
     the program's own passing: what the program's checks did not see."""

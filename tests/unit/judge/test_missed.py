@@ -1,5 +1,6 @@
 """A bug verdict on a test whose own checks pass in both runs is a divergence the test
-misses: listed apart from the tests that already fail, with the comparison that saw it."""
+misses: listed apart from the tests that already fail, with the comparison that saw it, and
+said so in the finding's README and report.md."""
 
 from __future__ import annotations
 
@@ -9,10 +10,12 @@ from pathlib import Path
 from mutator.core.observation import TestOutcome
 from mutator.core.program import Program
 from mutator.core.verdict import Verdict
-from mutator.harvest.missed import missed_by_own_checks
+from mutator.judge.missed import missed_by_own_checks
 from mutator.judge.check import CheckResult
 from mutator.judge.compare import Divergence
 from mutator.judge.oracle import Judgement
+from mutator.findings.store import FindingStore
+from mutator.report.issue import report_markdown
 
 from tests.helpers import compiled_run, exc, run
 from tests.unit.harvest.helpers import harvester
@@ -76,3 +79,23 @@ def test_harvest_lists_them_apart_from_the_tests_that_already_fail(tmp_path: Pat
     assert missed["origin"] == f"{tmp_path / 'test_weak.py'}::Checks::test_keys" and missed["verdict"] == "MISMATCH"
     assert missed["comparison"] == "order of keys of a compiled call's result" and missed["finding"]
     assert report.as_json()["divergences_the_test_misses"] == [missed]
+
+
+def test_a_finding_whose_tests_pass_over_it_says_so_in_its_readme_and_report(tmp_path: Path):
+    passing = (TestOutcome("Checks.test_keys", "pass"),)
+    store = FindingStore(tmp_path)
+    finding, _ = store.record(mismatch(PROGRAM, KEYS, tests=passing), provenance="seed:p.py", parent=None, elapsed=1.0)
+    assert finding.missed_by_tests["comparison"] == "order of keys of a compiled call's result"
+    assert FindingStore(tmp_path).findings[finding.signature].missed_by_tests == finding.missed_by_tests  # kept
+    said = "The program's own tests pass in both runs: their assertions do not see this divergence"
+    assert said in (tmp_path / finding.directory / "README.md").read_text()
+    report = report_markdown(finding, repro_source=None, versions={})
+    assert said in report and "the comparison of the order of keys of a compiled call's result does" in report
+
+
+def test_a_program_without_tests_of_its_own_is_not_said_to_pass_over_its_divergence(tmp_path: Path):
+    finding, _ = FindingStore(tmp_path).record(mismatch(PROGRAM, KEYS), provenance="seed:p.py", parent=None,
+                                               elapsed=1.0)
+    assert finding.missed_by_tests == {} and "own tests pass" not in report_markdown(finding, repro_source=None,
+                                                                                       versions={})
+    assert "own tests pass" not in (tmp_path / finding.directory / "README.md").read_text()
