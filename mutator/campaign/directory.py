@@ -7,6 +7,8 @@
     lost/             programs whose worker died under them
     invalid/          invalid mutants: index.jsonl (why each failed eagerly), the first ones' programs
     stats.json        counters, rewritten atomically
+    dry_run.json      while the dry run lasts: the seeds it has not checked yet (a resumed
+                      session checks them first); set_aside.json, the seeds it set aside
     plot_data.csv     a time series for plots
     coverage.bin      the coverage map (feature, hits), for an exact resume
 
@@ -28,7 +30,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 from mutator.core import storage
 from mutator.campaign.corpus import CorpusEntry, CoverageMap
-from mutator.core.program import Program, ProgramError
+from mutator.core.program import Program, ProgramError, ProgramForm
 
 if TYPE_CHECKING:
     from mutator.mutation.mutator import Recipe
@@ -266,6 +268,35 @@ class Campaign:
 
     def save_set_aside(self, rows: list[dict[str, Any]]) -> None:
         storage.write_json(self.root / "set_aside.json", rows)
+
+    def load_set_aside(self) -> list[dict[str, Any]]:
+        path = self.root / "set_aside.json"
+        try:
+            return list(storage.read_json(path)) if path.exists() else []
+        except (storage.StorageError, TypeError) as exc:
+            self.problems.append(f"{path.name}: unreadable ({storage.one_line(exc)}); its rows are not kept")
+            return []
+
+    def save_dry_run(self, pending: list[Program] | None) -> None:
+        """The seeds the dry run has not checked yet (None: the dry run is over)."""
+        path = self.root / "dry_run.json"
+        if pending is None:
+            path.unlink(missing_ok=True)
+            return
+        storage.write_json(path, [dict(name=p.name, form=p.form.value, source=p.source) for p in pending])
+
+    def load_dry_run(self) -> list[Program]:
+        """The seeds a killed session's dry run left unchecked (empty when it ended)."""
+        path = self.root / "dry_run.json"
+        if not path.exists():
+            return []
+        try:
+            return [Program(row["source"], ProgramForm(row["form"]), row["name"]) for row in storage.read_json(path)]
+        except (storage.StorageError, KeyError, TypeError, ValueError) as exc:
+            moved = self.set_corrupt_aside(path)
+            self.problems.append(f"{path.name}: unreadable ({storage.one_line(exc)}); moved to {moved}/, the seeds "
+                                 "it held are not checked again (start them as a corpus of their own)")
+            return []
 
     def describe(self) -> str:
         return json.dumps(self.config.as_json())

@@ -82,7 +82,8 @@ class Fuzzer:
         self._barren = 0  # recipes in a row that made no mutant
         self._generated = _generated_lineage(corpus.entries)
         self.latest_finding = ""
-        self.set_aside: list[dict[str, Any]] = []
+        self.set_aside: list[dict[str, Any]] = campaign.load_set_aside()  # a resumed dry run adds to them
+        self._dry_run: dict[str, Program] | None = None  # while seed() runs: the seeds not checked yet
         self.stopping = False
         self._started = False
         self._session_start = time.monotonic()
@@ -98,12 +99,15 @@ class Fuzzer:
         A seed is checked on its own (eager and compiled side by side, the first verdicts
         soonest); the workers' coverage reports start with the mutants."""
         self._start()
-        jobs = [Job(CheckTask(p, slim=True), None, seed_path=p.name) for p in programs]
+        self._dry_run = {p.name: p for p in programs}
+        jobs = [Job(CheckTask(p, slim=True), None, seed_path=p.name) for p in self._dry_run.values()]
+        self.campaign.save_dry_run(list(self._dry_run.values()))  # a kill from here on: --resume checks them
         self._drain(iter(jobs), Budget(), on_progress, poll=False)
-        self.campaign.save_set_aside(self.set_aside)
+        self.save(force=True)
+        self._dry_run = None
+        self.campaign.save_dry_run(None)
         if not self.corpus.entries:
             raise CampaignError(f"no usable seed: all {len(jobs)} were set aside (see set_aside.json)")
-        self.save(force=True)
 
     def admit(self, seeds: Iterable[tuple[Program, frozenset[int], float, str]]) -> None:
         """Seeds checked already (a test suite's harvest: it ran each eagerly and compiled, and
@@ -252,7 +256,10 @@ class Fuzzer:
             stats.lost += 1
             self.campaign.save_lost(job.program, lost.detail, found_at=now)
         if job.mutant is None:
+            if self._dry_run is not None:
+                self._dry_run.pop(job.seed_path or "", None)
             if verdict is not Verdict.PASS:
+                self.set_aside = [row for row in self.set_aside if row.get("path") != job.seed_path]  # checked again
                 self.set_aside.append(dict(path=job.seed_path, verdict=verdict.name, reason=result.reason))
             return None
         if verdict is not Verdict.INVALID:
@@ -360,6 +367,9 @@ class Fuzzer:
         if not force and not self.checkpoint.due():
             return
         self.filing.flush()
+        if self._dry_run is not None:  # after the findings and the queue, so that a kill between loses nothing
+            self.campaign.save_set_aside(self.set_aside)
+            self.campaign.save_dry_run(list(self._dry_run.values()))
         self.checkpoint.save(stats=self.stats, snapshot=self.snapshot(), elapsed=self.now(), corpus=self.corpus,
                              coverage=self.coverage, mutator=self.mutator)
 

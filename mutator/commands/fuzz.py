@@ -177,6 +177,11 @@ def fuzz(ctx: click.Context, corpus_dirs: tuple[str, ...], out: Path, duration: 
         lanes = [*_repair_and_llm_lanes(llm_config, campaign, no_repair=no_repair, no_llm=no_llm),
                  *(lane for lane in (sync, reduction, confirm) if lane is not None)]
         fuzzer = build_fuzzer(campaign, pool, torch_version, lanes=lanes, known=known)
+        if resume:  # a dry run a kill cut short: its unchecked seeds, less those the queue holds already
+            queued = {entry.program.digest for entry in fuzzer.corpus.entries}
+            seeds = [program for program in campaign.load_dry_run() if program.digest not in queued]
+            if seeds:
+                click.echo(f"resume: the dry run had {len(seeds)} seeds left to check; checking them first", err=True)
         for problem in [*campaign.problems, *fuzzer.store.unreadable]:
             click.echo(f"warning: {problem}", err=True)
         workers = f"{pool.size} Ray actors" if ray_address is not None else f"{pool.size} workers"

@@ -135,6 +135,46 @@ def test_a_lost_task_keeps_its_program_in_lost(tmp_path: Path):
     fuzzer.campaign.close()
 
 
+class Killed(BaseException):
+    """The driver killed (-9) at a submission: nothing after it runs, not even a finally."""
+
+
+def test_a_dry_run_cut_short_is_finished_by_the_resumed_session_without_checking_a_seed_twice(tmp_path: Path):
+    seeds = [Program.from_source(SEED.source.replace("x + 1", f"x + {i}"), f"seed{i}.py") for i in range(5)]
+    broken = lambda program: "x + 4" in program.source  # noqa: E731  (the last seed fails eagerly: set aside)
+
+    class Dying(ScriptedChecker):
+        def submit(self, task: CheckTask) -> Future[CheckReply]:
+            if len(self.tasks) == 3:
+                raise Killed
+            return super().submit(task)
+
+    first = loop(tmp_path, Dying(invalid=broken))
+    try:
+        first.seed(seeds)
+    except Killed:
+        pass
+    root = first.campaign.root
+    first.campaign.close()
+    assert [p.name for p in Campaign.resume(root).load_dry_run()] == ["seed3.py", "seed4.py"]  # saved with the queue
+
+    campaign = Campaign.resume(root)
+    checker = ScriptedChecker(invalid=broken)
+    corpus = Corpus()
+    for entry in campaign.load_entries():
+        corpus.add(entry)
+    second = Fuzzer(corpus=corpus, coverage=CoverageMap(), mutator=Mutator(all_operators()),
+                    schedule=UniformSchedule(), checker=checker, filing=Filing(FindingStore(root)),  # type: ignore[arg-type]
+                    campaign=campaign, rng=random.Random(0))
+    queued = {entry.program.digest for entry in second.corpus.entries}
+    second.seed([p for p in campaign.load_dry_run() if p.digest not in queued])
+    assert [t.program.name for t in checker.tasks] == ["seed3.py", "seed4.py"]
+    assert sorted(e.program.digest for e in second.corpus.entries) == sorted(p.digest for p in seeds[:4])
+    assert [row["path"] for row in json.loads((root / "set_aside.json").read_text())] == ["seed4.py"]
+    assert not (root / "dry_run.json").exists() and campaign.load_dry_run() == []
+    campaign.close()
+
+
 def test_recipes_that_make_nothing_end_the_loop_instead_of_spinning(tmp_path: Path):
     class Nothing(Mutator):
         def plan(self, rng, *, donor=None):
