@@ -23,8 +23,7 @@ from dataclasses import dataclass
 from typing import IO
 
 from mutator.judge.check import NORMAL, CheckReply, CheckTask
-from mutator.core.build import Build
-from mutator.exec import ExecutorError, sandbox, wire
+from mutator.exec import ExecutorError, ReadyWorkers, sandbox, wire
 from mutator.exec.interpreter import InterpreterError, check_interpreter, package_root
 from mutator.exec.protocol import CheckJob, Done, Job, Ready, Stop
 from mutator.core.observation import ExecResult, Mode, Outcome, RunConfig
@@ -49,7 +48,7 @@ URGENT = -1  # `submit(priority=)`: ahead of every ordinary run (a throttled bac
 _STOP = sys.maxsize  # the workers' stop marker: behind every queued run
 
 
-class WorkerPool:
+class WorkerPool(ReadyWorkers):
     """Run programs in warm, isolated workers: `pool.run(program, mode) -> ExecResult`.
 
     Thread-safe; `submit` returns a Future so callers can run eager and compiled at once.
@@ -133,17 +132,6 @@ class WorkerPool:
         warming up again after it died (a confirmation's second eager run must not take the
         first's worker because the other is restarting)."""
         return any(h is not handle and h.state != "stopped" for h in self._handles)
-
-    def sandbox(self) -> str:
-        """The confinement of this executor's runs ("landlock ABI 7", "audit hooks", "off")."""
-        from mutator.exec.sandbox import describe
-
-        return describe(self.config.sandbox, [ready.sandbox for ready in self.ready])
-
-    @property
-    def build(self) -> Build:
-        """The torch under test and the Python running it, as the first ready worker said."""
-        return self.ready[0].build if self.ready else Build()
 
     def health(self) -> list[str]:
         """One word per worker: starting, idle, busy, restarting, stopped."""

@@ -30,8 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mutator.judge.check import NORMAL, CheckReply, CheckTask
-from mutator.core.build import Build
-from mutator.exec import ExecutorError
+from mutator.exec import ExecutorError, ReadyWorkers
 from mutator.exec.protocol import CheckJob, Job, Ready
 from mutator.core.observation import ExecResult, Mode, Outcome, RunConfig
 from mutator.core.program import Program
@@ -79,7 +78,7 @@ class _Pending:
     avoid: int | None = field(default=None, compare=False)
 
 
-class RayExecutor:
+class RayExecutor(ReadyWorkers):
     """Run programs and check tasks in warm Ray actors: `submit`, `submit_check` as `WorkerPool`."""
 
     def __init__(self, *, address: str | None = None, workers: int | None = None, config: RunConfig | None = None,
@@ -145,17 +144,6 @@ class RayExecutor:
 
     def run(self, program: Program, mode: Mode, config: RunConfig | None = None) -> ExecResult:
         return self.submit(program, mode, config).result()
-
-    def sandbox(self) -> str:
-        """The confinement of this executor's runs ("landlock ABI 7", "audit hooks", "off")."""
-        from mutator.exec.sandbox import describe
-
-        return describe(self.config.sandbox, [ready.sandbox for ready in self.ready])
-
-    @property
-    def build(self) -> Build:
-        """The torch under test and the Python running it, as the first ready actor said."""
-        return self.ready[0].build if self.ready else Build()
 
     def health(self) -> list[str]:
         return [actor.state for actor in self._actors]

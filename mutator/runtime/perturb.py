@@ -71,7 +71,39 @@ def _with_marker(keys: Any) -> list[Any]:
     return listed if MARKER in listed else [*listed, MARKER]
 
 
-class PerturbedCategory(collections.Counter):  # type: ignore[type-arg]
+class _EveryKey:
+    """The reading both perturbed mappings share: every key is present, `MARKER` among those
+    listed, and the views go through the mapping's own `__getitem__`. `_stored()` is what the
+    mapping holds."""
+
+    __slots__ = ()  # a Counter's class is swapped for a subclass: the layout must not change
+
+    def _stored(self) -> Any:
+        raise NotImplementedError
+
+    def __contains__(self, key: object) -> bool:
+        return True
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(_with_marker(self._stored()))
+
+    def __reversed__(self) -> Iterator[Any]:
+        return reversed(_with_marker(self._stored()))
+
+    def __len__(self) -> int:
+        return len(_with_marker(self._stored()))
+
+    def keys(self) -> KeysView[Any]:
+        return KeysView(self)  # type: ignore[arg-type]
+
+    def values(self) -> ValuesView[Any]:
+        return ValuesView(self)  # type: ignore[arg-type]
+
+    def items(self) -> ItemsView[Any, Any]:
+        return ItemsView(self)  # type: ignore[arg-type]
+
+
+class PerturbedCategory(_EveryKey, collections.Counter):  # type: ignore[type-arg]
     """One category of Dynamo's counters (`counters["frames"]`) as the perturbed run reads it:
     every key present, every count `PERTURBED` more than it holds, `MARKER` among the keys.
     Writes store what they are given; a copy is a plain Counter of what this one reads.
@@ -87,32 +119,14 @@ class PerturbedCategory(collections.Counter):  # type: ignore[type-arg]
         dict.setdefault(category, MARKER, 0)
         return category  # type: ignore[return-value]
 
+    def _stored(self) -> Any:
+        return dict.keys(self)
+
     def __getitem__(self, key: Any) -> Any:
         return _more(dict.get(self, key, 0))
 
     def get(self, key: Any, default: Any = None) -> Any:
         return self[key]  # every key is present: the default is never what it reads
-
-    def __contains__(self, key: object) -> bool:
-        return True
-
-    def __iter__(self) -> Iterator[Any]:
-        return iter(_with_marker(dict.keys(self)))
-
-    def __reversed__(self) -> Iterator[Any]:
-        return reversed(_with_marker(dict.keys(self)))
-
-    def __len__(self) -> int:
-        return len(_with_marker(dict.keys(self)))
-
-    def keys(self) -> KeysView[Any]:  # type: ignore[override]
-        return KeysView(self)
-
-    def values(self) -> ValuesView[Any]:  # type: ignore[override]
-        return ValuesView(self)
-
-    def items(self) -> ItemsView[Any, Any]:  # type: ignore[override]
-        return ItemsView(self)
 
     def __delitem__(self, key: Any) -> None:
         dict.pop(self, key, None)
@@ -149,7 +163,7 @@ class PerturbedCategory(collections.Counter):  # type: ignore[type-arg]
         return collections.Counter, (dict(self.items()),)
 
 
-class PerturbedCounters(collections.defaultdict):  # type: ignore[type-arg]
+class PerturbedCounters(_EveryKey, collections.defaultdict):  # type: ignore[type-arg]
     """Dynamo's counters mapping as the perturbed run reads it: a view of `real`, where every
     category is present (made on first read, as the real defaultdict makes them) and is a
     `PerturbedCategory`, and `MARKER` is among the categories. Its own storage stays empty:
@@ -162,33 +176,15 @@ class PerturbedCounters(collections.defaultdict):  # type: ignore[type-arg]
         self._real = real
         dict.__setitem__(self, MARKER, PerturbedCategory.perturbed(collections.Counter()))
 
+    def _stored(self) -> Any:
+        return self._real
+
     def __getitem__(self, name: Any) -> Any:
         category = self._real[name]
         return PerturbedCategory.perturbed(category) if type(category) is collections.Counter else category
 
     def get(self, name: Any, default: Any = None) -> Any:
         return self[name]
-
-    def __contains__(self, name: object) -> bool:
-        return True
-
-    def __iter__(self) -> Iterator[Any]:
-        return iter(_with_marker(self._real))
-
-    def __reversed__(self) -> Iterator[Any]:
-        return reversed(_with_marker(self._real))
-
-    def __len__(self) -> int:
-        return len(_with_marker(self._real))
-
-    def keys(self) -> KeysView[Any]:  # type: ignore[override]
-        return KeysView(self)
-
-    def values(self) -> ValuesView[Any]:  # type: ignore[override]
-        return ValuesView(self)
-
-    def items(self) -> ItemsView[Any, Any]:  # type: ignore[override]
-        return ItemsView(self)
 
     def __setitem__(self, name: Any, category: Any) -> None:
         self._real[name] = category
