@@ -235,6 +235,7 @@ def _child(job: Job, write_end: int, scratch: str, private_fds: tuple[int, ...])
         sandbox.scrub_os_environ()
         os.environ.update(HOME=work, TMPDIR=work, TORCHINDUCTOR_CACHE_DIR=os.path.join(work, "inductor"))
         _own_caches(os.path.join(work, "inductor"))
+        _own_thread_pool()
         pipe = os.fdopen(write_end, "wb", buffering=0)
 
         def emit(record: CallRecord) -> None:
@@ -279,6 +280,20 @@ def _own_caches(inductor: str) -> None:
     if codecache is not None and hasattr(codecache, "_HEADER_DIR"):
         codecache._HEADER_DIR = os.path.join(inductor, "precompiled_headers")
         codecache._HEADER_LOCK_DIR = os.path.join(codecache._HEADER_DIR, "locks")
+
+
+def _own_thread_pool() -> None:
+    """Replace, while this child has one thread, the intra-op thread pool fork left unusable.
+
+    torch marks its pthreadpool as corrupted at fork and swaps in a new one on the next use;
+    the swap is not thread-safe, so the first two users racing (the autograd engine's device
+    thread sets the thread count as it starts, while the program's first op asks for the
+    pool) let one see no pool at all: "pool INTERNAL ASSERT FAILED ... Invalid thread pool!"
+    in a thread, and the run dies of SIGABRT (torch 2.14.1's CUDA build, about one backward()
+    in thirty under load). Setting the thread count here makes the swap before any thread."""
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        torch.set_num_threads(torch.get_num_threads())
 
 
 def _encode_call(record: CallRecord) -> bytes:

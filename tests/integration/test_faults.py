@@ -310,3 +310,26 @@ def test_a_closed_pool_stops_its_workers_in_order_not_by_the_parent_death_signal
     worker = pool._handles[0]._proc
     pool.close()
     assert worker.returncode == 0
+
+
+BACKWARD = """
+import torch
+fn = torch.nn.Linear(3, 3)
+def inputs():
+    return (torch.randn(2, 3),)
+def drive(f):
+    out = f(*inputs())
+    out.sum().backward()
+    return out, fn.weight.grad
+"""
+
+
+def test_a_backward_in_a_forked_run_does_not_abort_it(pool):
+    """The first backward() of a run starts the autograd engine's device threads, which race the
+    program for the thread pool fork left to be replaced: without the worker replacing it first,
+    a few runs in a hundred died of SIGABRT ("Invalid thread pool!") on torch 2.14.1's build."""
+    from mutator.core.observation import Mode
+
+    runs = [pool.submit(program(BACKWARD), Mode.EAGER) for _ in range(150)]
+    aborted = [r for r in (run.result() for run in runs) if r.outcome is not Outcome.COMPLETED]
+    assert not aborted, f"{len(aborted)} of 150 runs: {aborted[0].detail}\n{aborted[0].stderr_tail[-1500:]}"
