@@ -5,6 +5,7 @@ summary `--json`), the executor they run on (`--ray`), and the duration paramete
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 from typing import Any
@@ -51,10 +52,22 @@ def run_config(*, backend: str, timeout: float, memory_mb: int, no_sandbox: bool
     return RunConfig(backend=backend, timeout=timeout, memory_mb=memory_mb, sandbox="off" if no_sandbox else "on")
 
 
+def absolute_interpreters(ctx: click.Context, param: click.Parameter, value: Any) -> Any:
+    """An interpreter option's paths made absolute, not resolved: a venv's python is a symlink
+    whose target would leave the venv, and a relative path would name another file for a
+    reproducer run in its finding's directory or a campaign resumed from elsewhere."""
+    if value is None:
+        return None
+    if isinstance(value, tuple):
+        return tuple(os.path.abspath(path) for path in value)
+    return os.path.abspath(value)
+
+
 def python_option(f):  # type: ignore[no-untyped-def]
     """`--python PATH`: the workers' interpreter, so that the torch under test can be another
     environment's (a nightly's venv, a source build) than the driver's."""
     return click.option("--python", "python", type=click.Path(dir_okay=False), default=None, metavar="PATH",
+                        callback=absolute_interpreters,
                         help="Run the workers with this Python interpreter (its torch is the one under test; it "
                              "needs this package's dependencies: pip install -e THIS_REPO there). Default: this "
                              "command's own interpreter.")(f)

@@ -21,8 +21,8 @@ from rich.console import Console
 
 from mutator.campaign.directory import Campaign, CampaignConfig, CampaignError
 from mutator.judge.check import Checker
-from mutator.commands.common import (EXIT_USAGE, Duration, open_executor, python_option, ray_option, run_config,
-                                     run_options)
+from mutator.commands.common import (EXIT_USAGE, Duration, absolute_interpreters, open_executor, python_option,
+                                     ray_option, run_config, run_options)
 from mutator.core.build import Build
 from mutator.core.observation import RunConfig
 from mutator.campaign.corpus import Corpus
@@ -95,6 +95,7 @@ CAMPAIGN_OPTIONS = ("corpus_dirs", "backend", "schedule", "seed", "timeout", "me
                    "a finding that reduces to one of their programs is marked known. A resumed campaign keeps the "
                    "ones it had.")
 @click.option("--confirm-on", "confirm_on", multiple=True, type=click.Path(dir_okay=False), metavar="PATH",
+              callback=absolute_interpreters,
               help="Judge each new frontend finding on the torch of this Python interpreter too (repeatable; one "
                    "worker each), once reduced: finding.json's versions and the summary say what is live on the "
                    "newest torch, fixed since, a regression or changed (as mutate versions does).")

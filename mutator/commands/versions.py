@@ -15,7 +15,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from mutator.commands.common import EXIT_USAGE, run_config, run_options
+from mutator.commands.common import EXIT_USAGE, absolute_interpreters, run_config, run_options
 from mutator.commands.progress import progress
 from mutator.core.observation import RunConfig
 from mutator.exec import ExecutorError
@@ -31,7 +31,7 @@ _STYLES = {"live_on_newest": "bold red", "fixed_since": "green", "regression": "
 def pythons_option(name: str, help_text: str):  # type: ignore[no-untyped-def]
     """A repeatable interpreter option (`--python` here, `--versions` on `mutate report`)."""
     return click.option(name, "pythons", multiple=True, type=click.Path(dir_okay=False), metavar="PATH",
-                        help=help_text)
+                        callback=absolute_interpreters, help=help_text)
 
 
 @click.command()

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import json
+import os
 import subprocess
 import sys
 import sysconfig
@@ -152,13 +153,16 @@ def test_mutate_run_judges_on_the_other_interpreter_s_torch(torches, tmp_path: P
 def test_a_bug_the_newer_torch_fixed_is_fixed_since_it(torches, checker, tmp_path: Path):
     campaign = tmp_path / "campaign"
     directory = file_finding(campaign, SPEC, "spec.py", checker)  # found on this venv's torch
-    result = mutate("versions", str(directory), "--python", sys.executable, "--python", str(torches["fixed"]),
-                    "-j", "1")
+    # the newer torch named as a user types it, relative to where mutate runs: its repro.py runs
+    # in the finding's directory, where only the absolute path still names that interpreter
+    relative = os.path.relpath(torches["fixed"], ROOT)
+    result = mutate("versions", str(directory), "--python", sys.executable, "--python", relative, "-j", "1")
     assert result.returncode == 0, result.stderr
     record = json.loads((directory / "finding.json").read_text())["versions"]
     assert record["status"] == "fixed_since" and record["since"] == "2.99.0", record["line"]
     old, new = record["torches"]
     assert old["build"]["torch"].split("+")[0] == THIS_TORCH and new["build"]["torch"] == "2.99.0"
+    assert new["build"]["executable"] == str(torches["fixed"]), new["build"]
     assert [(p["program"], p["verdict"], p["same"]) for p in old["programs"]] == [("reduced", "MISMATCH", True),
                                                                                   ("smallest", "MISMATCH", True)]
     assert [p["verdict"] for p in new["programs"]] == ["PASS", "PASS"]
