@@ -300,6 +300,8 @@ def unavailable() -> tuple[str, ...]:
     fields = {f.name for f in dataclasses.fields(dynamo_utils.CompilationMetrics)}
     missing += [f"CompilationMetrics.{name} (compiles are not attributed to calls)"
                 for name in _METRICS_READ if name not in fields]
+    missing += [f"torch._C.{name} (calls under different TorchFunctionModes are taken for one state)"
+                for name in _MODE_HOOKS if not hasattr(torch._C, name)]
     if "recompile_limit" not in getattr(config, "_config", {}):
         missing.append("torch._dynamo.config.recompile_limit (a lowered limit is not seen)")
     return tuple(missing)
@@ -382,12 +384,28 @@ def _global_state() -> tuple[Any, ...]:
         torch.are_deterministic_algorithms_enabled(),
         torch.get_num_threads(),
         torch._C._is_torch_function_enabled(),
+        _function_modes(),
         torch.autograd._profiler_enabled(),
         bool(dynamo_utils._get_error_on_graph_break()),
         _digest(torch.get_rng_state().numpy().tobytes()),
         _digest(repr(random.getstate()).encode()),
         _digest(np.random.get_state()[1].tobytes()),
     )
+
+
+_MODE_HOOKS = ("_is_torch_function_all_disabled", "_len_torch_function_stack", "_get_function_stack_at")
+
+
+def _function_modes() -> tuple[Any, ...]:
+    """Whether torch functions are all disabled (`DisableTorchFunction`, not only the subclass
+    part) and the TorchFunctionModes active by type, innermost last: what Dynamo guards on
+    (GLOBAL_STATE, `___check_torch_function_mode_stack`), so a call under another mode is
+    another state."""
+    if not all(hasattr(torch._C, name) for name in _MODE_HOOKS):
+        return ()
+    stack = [torch._C._get_function_stack_at(i) for i in range(torch._C._len_torch_function_stack())]
+    return (torch._C._is_torch_function_all_disabled(),
+            *(f"{type(mode).__module__}.{type(mode).__qualname__}" for mode in stack))
 
 
 def _target_state(target: Any) -> Any:

@@ -369,6 +369,35 @@ def test_compiling_again_after_a_dynamo_reset_is_not_a_storm(checker):
     assert [c.resets for c in result.compiled.observation.calls] == [0, 1, 2]
 
 
+def test_calls_under_other_torch_function_modes_are_other_states_not_a_storm(checker):
+    """Dynamo guards on the TorchFunctionMode stack and on DisableTorchFunction: recompiling
+    when either changes is what it should do, and the states differ, so no storm."""
+    result = check(checker, """
+        import torch
+        from torch.overrides import TorchFunctionMode
+        class Passing(TorchFunctionMode):
+            def __torch_function__(self, func, types, args=(), kwargs=None):
+                return func(*args, **(kwargs or {}))
+        def fn(x):
+            return x * 2
+        def inputs():
+            return (torch.ones(3),)
+        def drive(f):
+            x = torch.ones(3)
+            out = [f(x)]
+            with Passing():
+                out.append(f(x))
+            with torch._C.DisableTorchFunctionSubclass():
+                out.append(f(x))
+                with torch._C.DisableTorchFunction():
+                    out.append(f(x))
+            out.append(f(x))
+            return out
+    """)
+    assert result.verdict is Verdict.PASS, result.reason
+    assert sum(len(c.recompiles) for c in result.compiled.observation.calls) >= 2  # Dynamo did recompile
+
+
 def test_a_restarted_worker_sees_the_same_environment_as_the_others(pool, checker, monkeypatch):
     # The parent's environment changes after the pool started (pytest itself does this between
     # tests); a worker restarted then must not see the change, or eager and compiled runs differ.
