@@ -300,8 +300,8 @@ def unavailable() -> tuple[str, ...]:
     fields = {f.name for f in dataclasses.fields(dynamo_utils.CompilationMetrics)}
     missing += [f"CompilationMetrics.{name} (compiles are not attributed to calls)"
                 for name in _METRICS_READ if name not in fields]
-    missing += [f"torch._C.{name} (calls under different TorchFunctionModes are taken for one state)"
-                for name in _MODE_HOOKS if not hasattr(torch._C, name)]
+    missing += [f"{name} (calls under different TorchFunctionModes are taken for one state)"
+                for name, present in _MODE_HOOKS.items() if not present]
     if "recompile_limit" not in getattr(config, "_config", {}):
         missing.append("torch._dynamo.config.recompile_limit (a lowered limit is not seen)")
     return tuple(missing)
@@ -393,7 +393,10 @@ def _global_state() -> tuple[Any, ...]:
     )
 
 
-_MODE_HOOKS = ("_is_torch_function_all_disabled", "_len_torch_function_stack", "_get_function_stack_at")
+# what the mode reading needs of this torch, looked at once (calls read it on every record)
+_MODE_HOOKS = {"torch._C._is_torch_function_all_disabled": hasattr(torch._C, "_is_torch_function_all_disabled"),
+               "torch.overrides._get_current_function_mode_stack":
+                   hasattr(torch.overrides, "_get_current_function_mode_stack")}
 
 
 def _function_modes() -> tuple[Any, ...]:
@@ -401,11 +404,11 @@ def _function_modes() -> tuple[Any, ...]:
     part) and the TorchFunctionModes active by type, innermost last: what Dynamo guards on
     (GLOBAL_STATE, `___check_torch_function_mode_stack`), so a call under another mode is
     another state."""
-    if not all(hasattr(torch._C, name) for name in _MODE_HOOKS):
+    if not all(_MODE_HOOKS.values()):
         return ()
-    stack = [torch._C._get_function_stack_at(i) for i in range(torch._C._len_torch_function_stack())]
     return (torch._C._is_torch_function_all_disabled(),
-            *(f"{type(mode).__module__}.{type(mode).__qualname__}" for mode in stack))
+            *(f"{type(mode).__module__}.{type(mode).__qualname__}"
+              for mode in torch.overrides._get_current_function_mode_stack()))
 
 
 def _target_state(target: Any) -> Any:
