@@ -12,7 +12,9 @@ reduce`, with what matters), and each trial is counted: distinct root causes (it
 confirmed reduced programs by canonical form, then those of one signature kind whose
 what-matters analyses found the same constructs needed taken as one), how many of them are
 new against `--known` (a finding known by signature, or reduced to a known program, is not:
-what a returning user sees), frontend signatures, arcs of `torch/_dynamo`. Printed: mean,
+what a returning user sees), how many no seed showed in the dry run (what the fuzzing itself
+found: every configuration dry-runs the same seeds), frontend signatures, arcs of
+`torch/_dynamo`. Printed: mean,
 standard deviation, min and max per configuration, side by side; the discovery curve (distinct
 root causes against CPU-minutes, each trial's, from when each root cause's first finding was
 found) as a PNG; and, last, `yield guided/unguided = R` on distinct reduced root causes.
@@ -47,6 +49,8 @@ CONFIGS = {  # name -> the extra flags of `mutate fuzz`
     "guided": [],  # today's default
     "unguided": ["--schedule", "uniform", "--no-feedback"],  # uniform choice, nothing kept beyond the seeds
     "no-splice": ["--no-splice"],
+    # Dynamo's own signals as features beside the arcs (mutator.runtime.signals)
+    "signals": ["--coverage-include", "torch/_dynamo", "--coverage-include", "dynamo-signals"],
     "fast": ["--schedule", "fast"],
 }
 __doc__ += "".join(f"    {name:12} mutate fuzz {' '.join(flags) or '(as shipped)'}\n" for name, flags in CONFIGS.items())
@@ -68,6 +72,11 @@ class Trial:
     @property
     def new_causes(self) -> int:
         return sum(1 for cause in self.causes if not cause["known"])
+
+    @property
+    def mutant_causes(self) -> int:
+        """Root causes no seed showed in the dry run: what fuzzing itself found."""
+        return sum(1 for cause in self.causes if not cause["seed"])
 
 
 def mutate(python: str) -> list[str]:
@@ -123,11 +132,13 @@ def count_trial(trial: Trial, known: KnownBugs | None) -> None:
             key = "signature:" + finding.signature.describe()  # unreduced: its own signature stands for it
         is_known = bool(finding.known) or (known is not None and known.match(
             finding, directory=trial.directory / finding.directory) is not None)
+        from_seed = bool(finding.history) and str(finding.history[0].get("provenance", "")).startswith("seed:")
         cause = by_form.setdefault(key, dict(key=key, at=finding.first_seen, kind=finding.signature.kind,
                                              needed=needed_constructs(reduction) if reduction else None,
-                                             signatures=[], known=is_known))
+                                             signatures=[], known=is_known, seed=from_seed))
         cause["signatures"].append(finding.signature.describe())
         cause["known"] = cause["known"] and is_known
+        cause["seed"] = cause["seed"] or from_seed
     trial.causes = _merge_by_what_matters(list(by_form.values()))
 
 
@@ -142,6 +153,7 @@ def _merge_by_what_matters(causes: list[dict[str, Any]]) -> list[dict[str, Any]]
             if group is not None:
                 group["signatures"] += cause["signatures"]
                 group["known"] = group["known"] and cause["known"]
+                group["seed"] = group["seed"] or cause["seed"]
                 continue
             merged[(cause["kind"], cause["needed"])] = cause
         out.append(cause)
@@ -225,23 +237,30 @@ def main() -> None:
     print(f"{args.trials} trials per configuration, {args.cpu_minutes:g} CPU-minutes each ({args.jobs} workers), "
           f"corpus {', '.join(args.corpus or ['seeds'])}" + (f", new against {', '.join(map(str, args.known))}"
                                                              if args.known else ""))
-    columns = ("root causes", "new causes", "frontend sigs", "arcs", "execs", "unreduced")
+    columns = ("root causes", "from mutants", "new causes", "frontend sigs", "arcs", "execs", "unreduced")
     print(f"{'configuration':14} " + " ".join(f"{c:>26}" for c in columns))
     means: dict[str, float] = {}
+    mutant_means: dict[str, float] = {}
     for name in configs:
         mine = [t for t in trials if t.config == name]
-        values = [[len(t.causes) for t in mine], [t.new_causes for t in mine], [t.frontend_signatures for t in mine],
-                  [t.arcs for t in mine], [t.execs for t in mine], [t.unreduced for t in mine]]
+        values = [[len(t.causes) for t in mine], [t.mutant_causes for t in mine], [t.new_causes for t in mine],
+                  [t.frontend_signatures for t in mine], [t.arcs for t in mine], [t.execs for t in mine],
+                  [t.unreduced for t in mine]]
         means[name] = statistics.fmean(values[0]) if mine else 0.0
+        mutant_means[name] = statistics.fmean(values[1]) if mine else 0.0
         print(f"{name:14} " + " ".join(f"{summary(v):>26}" for v in values))
     for trial in trials:
-        print(f"  {trial.directory.name}: {len(trial.causes)} root causes ({trial.new_causes} new): "
-              + "; ".join(f"{c['signatures'][0]} at {c['at'] / 60 * args.jobs:.1f} CPU-min" for c in trial.causes))
+        print(f"  {trial.directory.name}: {len(trial.causes)} root causes ({trial.mutant_causes} from mutants, "
+              f"{trial.new_causes} new): " + "; ".join(
+                  f"{c['signatures'][0]}{' (seed)' if c['seed'] else ''} at {c['at'] / 60 * args.jobs:.1f} CPU-min"
+                  for c in trial.causes))
     picture = out / "discovery.png"
     plot(trials, picture, args.cpu_minutes, jobs=args.jobs)
     print(f"discovery curve: {picture}")
     others = [name for name in configs if name != "unguided"]
     for name in sorted(others, key=lambda n: n == "guided") if "unguided" in configs else []:  # guided last
+        print(f"  from mutants only: {name}/unguided = "
+              f"{mutant_means[name] / max(mutant_means['unguided'], 1e-9):.2f}")
         print(f"yield {name}/unguided = {means[name] / max(means['unguided'], 1e-9):.2f}"
               f"  (distinct reduced root causes, same CPU; goal >= 1.5)")
 

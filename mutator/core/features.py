@@ -4,7 +4,10 @@ Two kinds share one integer space. Arc features (top bit clear) are line transit
 inside the traced torch directories, recorded by the worker's tracer in the compiled
 run. Semantic features (top bit set) are derived here, in the parent, from what the
 compiled run reported: graph-break types, exception types, recompile reasons and
-bucketed Dynamo counts.
+bucketed Dynamo counts; and, where the campaign asks for them (`DYNAMO_SIGNALS` among
+its coverage sources), recorded in the worker beside the arcs: the `VariableTracker`
+kinds, (instruction, operand kind) pairs and guard kinds of the trace
+(`mutator.runtime.signals`).
 """
 
 from __future__ import annotations
@@ -24,6 +27,10 @@ _NUMBERS = re.compile(r"\d+")
 _QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
 
 
+# A coverage source that is no path: Dynamo's own signals (`mutator.runtime.signals`), not arcs.
+DYNAMO_SIGNALS = "dynamo-signals"
+
+
 def encode_arc(filename: str, from_line: int, to_line: int) -> int:
     """A stable integer for one arc: crc32 of the file, then the two (bounded) line numbers."""
     return (zlib.crc32(filename.encode()) << 31 | (from_line & 0x7FFF) << 16 | (to_line & 0xFFFF)) & _MASK
@@ -35,6 +42,11 @@ def is_arc(feature: int) -> bool:
 
 def semantic(kind: str, value: str) -> int:
     return SEMANTIC_BIT | (zlib.crc32(f"{kind}\0{value}".encode()) << 20 | zlib.adler32(value.encode()) & 0xFFFFF)
+
+
+def dynamo_signal(kind: str, value: str) -> int:
+    """One of Dynamo's own signals (kind "vt", "op" or "guard") as a semantic feature."""
+    return semantic(f"dynamo-{kind}", value)
 
 
 def bucket(n: int) -> int:

@@ -29,7 +29,7 @@ from mutator.core.build import Build
 from mutator.exec import sandbox, wire
 from mutator.core.observation import CallRecord, ExecResult, Mode, Observation, Outcome
 from mutator.judge.check import CheckReply, CheckTask, first_pass, report_coverage
-from mutator.core.features import WorkerCoverage
+from mutator.core.features import DYNAMO_SIGNALS, WorkerCoverage
 from mutator.exec.protocol import CheckJob, Done, Job, Ready, Stop
 from mutator.core.values import OpaqueValue
 
@@ -41,6 +41,7 @@ _ALLOCATION_FAILURE = ("can't allocate memory", "not enough memory", "DefaultCPU
 
 
 _tracer = None  # an ArcTracer when the pool asked for coverage (built once, in warm_up)
+_signals = None  # a DynamoSignals when the pool asked for them among its coverage sources (likewise)
 _builder = None  # the MutantBuilder of check tasks (built once, in warm_up)
 _oracle = None
 _coverage: tuple[str, WorkerCoverage] = ("", WorkerCoverage())  # what it told which coverage map
@@ -118,9 +119,10 @@ def warm_up(coverage_includes: tuple[str, ...] = ()) -> Ready:
     """Import torch and run the warm-up programs in this process, then freeze the heap.
 
     With `coverage_includes` (paths under site-packages, like "torch/_dynamo"), also build
-    the arc tracer and record the arcs the warm-up programs cover as its baseline.
+    the arc tracer and record the arcs the warm-up programs cover as its baseline; with
+    `DYNAMO_SIGNALS` among them, install the recorder of Dynamo's own signals.
     """
-    global _tracer, _builder, _oracle, _readable, _tasks_cgroup
+    global _tracer, _signals, _builder, _oracle, _readable, _tasks_cgroup
     started = time.perf_counter()
     import torch
 
@@ -141,6 +143,11 @@ def warm_up(coverage_includes: tuple[str, ...] = ()) -> Ready:
         for mode in (Mode.EAGER, Mode.COMPILED):
             run_program(program, mode, RunConfig(), emit=lambda _: None)
             torch._dynamo.reset()
+    if DYNAMO_SIGNALS in coverage_includes:
+        from mutator.runtime.signals import DynamoSignals
+
+        _signals = DynamoSignals()
+    coverage_includes = tuple(path for path in coverage_includes if path != DYNAMO_SIGNALS)
     if coverage_includes:
         from mutator.runtime.tracing import ArcTracer
 
@@ -251,10 +258,15 @@ def _child(job: Job, write_end: int, scratch: str, private_fds: tuple[int, ...])
             file_bytes=job.config.file_mb << 20,
         )
         tracing = _tracer is not None and job.mode is Mode.COMPILED
+        signalling = _signals is not None and job.mode is Mode.COMPILED
+        if signalling:
+            _signals.start()
         if tracing:
             _tracer.start()
         observation = run_program(job.program, job.mode, job.config, emit)
         features = _tracer.stop() if tracing else frozenset()
+        if signalling:
+            features |= _signals.stop()
         sandbox.lift_memory_limit()
         pipe.write(wire.encode(("final", (observation, features))))
         status = 0
