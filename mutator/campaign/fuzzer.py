@@ -234,8 +234,8 @@ class Fuzzer:
         assert job.program is not None
         now = self.now()
         request = self._count(job, result, reply, now)
-        kept, new = self._file_or_keep(job, result, reply, now)
-        checked = Checked(job, result, reply, request, kept=kept, new_features=new)
+        kept, new, new_bug = self._file_or_keep(job, result, reply, now)
+        checked = Checked(job, result, reply, request, kept=kept, new_features=new, new_bug=new_bug)
         for lane in self.lanes:
             lane.checked(self, checked)
         self._learn(checked)
@@ -271,20 +271,21 @@ class Fuzzer:
                                                                parent=job.parent.id if job.parent else None))
         return request
 
-    def _file_or_keep(self, job: Job, result: CheckResult, reply: CheckReply | None, now: float) -> tuple[bool, bool]:
+    def _file_or_keep(self, job: Job, result: CheckResult, reply: CheckReply | None,
+                      now: float) -> tuple[bool, bool, bool]:
         """A valid result's features join the map; a bug verdict is filed, a passing seed kept,
-        and a passing mutant that adds features. Whether it was kept, whether it added features."""
+        and a passing mutant that adds features. Whether it was kept, whether it added
+        features, whether it filed a new frontend bug."""
         verdict = result.verdict
         if verdict in (Verdict.INVALID, Verdict.UNSTABLE):
-            return False, False
+            return False, False, False
         features, new = self._merge(result, reply)
         if verdict.is_finding:
-            self._file(job, result, now)
-            return False, bool(new)
+            return False, bool(new), self._file(job, result, now)
         keep = verdict is Verdict.PASS and (job.mutant is None or (bool(new) and self.feedback))
         if keep:
             self._keep(job, result.seconds, features, now)
-        return keep, bool(new)
+        return keep, bool(new), False
 
     def _merge(self, result: CheckResult,
                reply: CheckReply | None) -> tuple[Callable[[], frozenset[int]], frozenset[int]]:
@@ -303,7 +304,9 @@ class Fuzzer:
             self.coverage.add_counts(report.hit_counts())
         return report.features, new
 
-    def _file(self, job: Job, result: CheckResult, now: float) -> None:
+    def _file(self, job: Job, result: CheckResult, now: float) -> bool:
+        """File a bug verdict; whether it is a frontend bug this campaign had not filed (what
+        the operators that made it are credited with: a hit of a bug filed before is none)."""
         self.stats.hits += 1
         if job.parent:
             job.parent.finds += 1
@@ -311,12 +314,13 @@ class Fuzzer:
                                  elapsed=now, recipe=job.task.recipe)
         if filed is None:  # a bug filed before (--known): counted in known.json
             self.stats.known += 1
-            return
+            return False
         finding, new = filed
         self.stats.last_finding = now
         self.latest_finding = f"{finding.signature.describe()}: {finding.reason}"[:160]
         for lane in self.lanes:
             lane.filed(self, finding, new=new)
+        return new and result.verdict.is_frontend_bug
 
     def _keep(self, job: Job, seconds: float, features: Callable[[], frozenset[int]], now: float) -> None:
         assert job.program is not None
@@ -339,7 +343,9 @@ class Fuzzer:
     def _learn(self, checked: Checked) -> None:
         """Feedback: what came of `mutate generate`'s seeds and their descendants, and what the
         operators that made a mutant are worth (not a repair's: its operators were charged the
-        invalid run already)."""
+        invalid run already): new features, and new frontend bugs. A hit of a bug filed before
+        is worth nothing more than a pass: crediting it steered the loop back to the operators
+        that re-find one bug (bench/yield.py)."""
         job = checked.job
         if self._is_generated(job):
             self.stats.count("generated", valid=checked.valid, kept=checked.kept, findings=checked.finding)
@@ -348,7 +354,7 @@ class Fuzzer:
         operators = tuple(step for step in job.mutant.steps if not step.op.startswith(REPAIR_PREFIX))
         repaired = len(operators) < len(job.mutant.steps)
         self.mutator.record(Mutant(job.mutant.program, operators), valid=checked.valid and not repaired,
-                            new_features=checked.new_features, finding=checked.finding)
+                            new_features=checked.new_features, finding=checked.new_bug)
 
     def _is_generated(self, job: Job) -> bool:
         assert job.program is not None

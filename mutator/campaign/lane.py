@@ -62,6 +62,7 @@ class Checked:
     request: RepairRequest | None
     kept: bool
     new_features: bool
+    new_bug: bool = False  # filed a frontend-bug signature this campaign had not filed before
 
     @property
     def valid(self) -> bool:

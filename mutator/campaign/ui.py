@@ -179,7 +179,7 @@ def render(s: dict[str, Any], title: str) -> Panel:
                         + (f", confirmed on other torches {s['confirmed']} (waiting {s['confirming']})"
                            if "confirmed" in s else "") + f"; latest: {s['latest_finding'] or 'none'}")
     families = Table(title="operator yield by family", title_justify="left", expand=True, show_edge=False)
-    for column in ("family", "applied", "valid", "new cov", "findings"):
+    for column in ("family", "applied", "valid", "new cov", "new bugs"):
         families.add_column(column, justify="right" if column != "family" else "left")
     for family, c in s["families"].items():
         applied = c.get("applied", 0)

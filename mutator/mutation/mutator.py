@@ -2,9 +2,9 @@
 
 A family (a leaf class of the taxonomy) is chosen by its recent yield, then an operator
 within the family in proportion to its usefulness: how often its mutants were valid,
-added coverage and found bugs. Both are fed back by the fuzz loop through `record`.
+added coverage and found new bugs. Both are fed back by the fuzz loop through `record`.
 
-Recent yield is a moving average of "this family's mutant was kept or found a bug",
+Recent yield is a moving average of "this family's mutant was kept or found a new bug",
 starting optimistic (1.0) so that every family is tried before any is judged, and
 floored (FAMILY_FLOOR) so that none is ever abandoned: what a family reaches is soon
 exhausted, and the average forgets past success where cumulative counts would not
@@ -50,7 +50,7 @@ class Usefulness:
     applied: int = 0  # times it produced a mutant
     valid: int = 0  # mutants whose eager run completed
     new_features: int = 0  # mutants kept for new coverage
-    findings: int = 0  # mutants with a bug verdict
+    findings: int = 0  # mutants that filed a new frontend bug (a hit of a bug filed before is not one)
 
     def weight(self) -> float:
         """Laplace-smoothed: untried operators get a fair chance; useful ones get more."""
@@ -245,7 +245,8 @@ class Mutator:
         return rng.choices(families, weights=[FAMILY_FLOOR + self.family_yield[f] for f in families])[0]
 
     def record(self, mutant: Mutant, *, valid: bool, new_features: bool, finding: bool) -> None:
-        """Feedback from running `mutant`, credited to every operator that made it."""
+        """Feedback from running `mutant`, credited to every operator that made it; `finding`:
+        it filed a new bug (the fuzz loop credits no hit of a bug filed before)."""
         for op in {step.op for step in mutant.steps}:
             stats = self.stats[op]
             stats.valid += valid

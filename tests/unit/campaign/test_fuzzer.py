@@ -283,3 +283,34 @@ def test_every_plan_is_offered_another_queue_entry_as_donor_while_the_mutator_sp
             assert all(donor is not None and donor != parent for parent, donor in offered)
         else:
             assert all(donor is None for _, donor in offered)
+
+
+class SameCrash(ScriptedChecker):
+    """Every mutant's compiled call raises the same Dynamo error: one bug, hit again and again."""
+
+    def submit(self, task: CheckTask) -> Future[CheckReply]:
+        self.tasks.append(task)
+        future: Future[CheckReply] = Future()
+        error = exc("torch._dynamo.exc.InternalTorchDynamoError", dynamo=True)
+
+        def runs(program: Program):
+            if task.recipe is None:  # the seed passes
+                return [run(calls=[call(result=tensor([1.0]))]),
+                        compiled_run(calls=[call(result=tensor([1.0]))])]
+            return [run(calls=[call(result=tensor([1.0]))]),
+                    compiled_run(calls=[call(exception=error)], outcome=Outcome.RAISED, uncaught=error,
+                                 uncaught_call=0)]
+
+        future.set_result(first_pass(task, runs, oracle=Oracle(), builder=self.builder))
+        return future
+
+
+def test_operators_are_credited_with_a_new_bug_not_with_hits_of_a_bug_filed_before(tmp_path: Path):
+    fuzzer = loop(tmp_path, SameCrash(), Mutator(all_operators(), max_stack=1))  # one operator a mutant
+    fuzzer.seed([SEED])
+    fuzzer.run(Budget(max_execs=10))
+    assert fuzzer.stats.hits == 10 and len(fuzzer.store.findings) == 1
+    stats = fuzzer.mutator.stats.values()
+    assert sum(u.findings for u in stats) == 1  # the first hit filed the bug; nine more found nothing new
+    assert sum(u.valid for u in stats) == 10
+    fuzzer.campaign.close()
