@@ -52,7 +52,7 @@ from mutator.campaign.sync import SYNC_EVERY, Sync, SyncError, instance_director
 from mutator.campaign.ui import LiveScreen, StatusLines, finding_lines, origin_lines, status_line
 
 CAMPAIGN_OPTIONS = ("corpus_dirs", "backend", "schedule", "seed", "timeout", "memory_mb", "coverage_include",
-                    "no_splice", "no_feedback")
+                    "no_splice", "no_feedback", "max_stack")
 
 
 @click.command()
@@ -101,6 +101,8 @@ CAMPAIGN_OPTIONS = ("corpus_dirs", "backend", "schedule", "seed", "timeout", "me
                    "newest torch, fixed since, a regression or changed (as mutate versions does).")
 @click.option("--no-splice", is_flag=True,
               help="Leave out family S, the splices of two queue entries (to measure what they add).")
+@click.option("--max-stack", type=click.IntRange(min=1, max=16), default=3, show_default=True,
+              help="Operators stacked in one mutant at most (1 to N, fewer likelier).")
 @click.option("--no-feedback", is_flag=True,
               help="Keep no mutant for its features and learn nothing from them: the unguided baseline that "
                    "bench/yield.py measures guidance against (with --schedule uniform).")
@@ -113,7 +115,7 @@ def fuzz(ctx: click.Context, corpus_dirs: tuple[str, ...], out: Path, duration: 
          reduce_share: float, no_repair: bool, no_llm: bool, llm_model: str | None, llm_budget_calls: int | None,
          llm_budget_tokens: int | None, sync_dir: Path | None, instance: str | None, sync_every: float,
          known_paths: tuple[Path, ...], confirm_on: tuple[str, ...], no_splice: bool, no_feedback: bool,
-         ray_address: str | None,
+         max_stack: int, ray_address: str | None,
          python: str | None, backend: str, timeout: float, memory_mb: int, jobs: int | None, no_sandbox: bool) -> None:
     """Fuzz torch.compile: mutate the corpus, keep what reaches new Dynamo code, file findings.
 
@@ -134,7 +136,7 @@ def fuzz(ctx: click.Context, corpus_dirs: tuple[str, ...], out: Path, duration: 
             campaign = Campaign.create(out, CampaignConfig(
                 corpus=tuple(corpus_dirs), backend=backend, schedule=schedule, seed=seed, timeout=timeout,
                 memory_mb=memory_mb, coverage=tuple(coverage_include), splice=not no_splice,
-                feedback=not no_feedback))
+                feedback=not no_feedback, max_stack=max_stack))
         llm_config = _llm_config(campaign, no_llm=no_llm, model=llm_model, budget_calls=llm_budget_calls,
                                  budget_tokens=llm_budget_tokens)
     except (CampaignError, StorageError) as exc:

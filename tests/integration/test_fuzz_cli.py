@@ -58,11 +58,12 @@ def test_fills_the_campaign_and_resumes_where_it_stopped(small_corpus: Path, tmp
     out = tmp_path / "campaign"
     # reduction has tests of its own (tests/integration/test_reduce.py); here it would only
     # take a quarter of the workers
-    first = fuzz("--corpus", str(small_corpus), "--out", str(out), "--max-execs", "24", "--no-reduce")
+    first = fuzz("--corpus", str(small_corpus), "--out", str(out), "--max-execs", "24", "--no-reduce",
+                 "--max-stack", "2")
     assert first.returncode == 0, first.stderr
     assert counters(out)["execs"] == 24
     config = json.loads((out / "campaign.json").read_text())
-    assert config["corpus"] == [str(small_corpus)] and config["backend"] == "eager"
+    assert config["corpus"] == [str(small_corpus)] and config["backend"] == "eager" and config["max_stack"] == 2
     queue = queue_ids(out)
     assert any(",orig:" in q for q in queue) and all((out / "queue" / f"{q}.py").exists() for q in queue)
     sidecar = json.loads(next((out / "queue").glob("id:000000*.json")).read_text())
@@ -81,6 +82,8 @@ def test_fills_the_campaign_and_resumes_where_it_stopped(small_corpus: Path, tmp
 
     changed = fuzz("--out", str(out), "--resume", "--backend", "aot_eager", "--max-execs", "5")
     assert changed.returncode == 2 and "keeps the settings" in changed.stderr
+    deeper = fuzz("--out", str(out), "--resume", "--max-stack", "4", "--max-execs", "5")
+    assert deeper.returncode == 2 and "--max-stack" in deeper.stderr
 
     second = fuzz("--corpus", str(small_corpus), "--out", str(out), "--max-execs", "12", "--resume", "--no-reduce")
     assert second.returncode == 0, second.stderr
