@@ -132,10 +132,13 @@ def count_trial(trial: Trial, known: KnownBugs | None) -> None:
             key = "signature:" + finding.signature.describe()  # unreduced: its own signature stands for it
         is_known = bool(finding.known) or (known is not None and known.match(
             finding, directory=trial.directory / finding.directory) is not None)
-        from_seed = bool(finding.history) and str(finding.history[0].get("provenance", "")).startswith("seed:")
+        provenance = str(finding.history[0].get("provenance", "")) if finding.history else ""
+        from_seed = provenance.startswith("seed:")
+        families = sorted({step.split(".", 1)[0] for step in provenance.split("+") if "." in step}) \
+            if not from_seed else []
         cause = by_form.setdefault(key, dict(key=key, at=finding.first_seen, kind=finding.signature.kind,
                                              needed=needed_constructs(reduction) if reduction else None,
-                                             signatures=[], known=is_known, seed=from_seed))
+                                             signatures=[], known=is_known, seed=from_seed, families=families))
         cause["signatures"].append(finding.signature.describe())
         cause["known"] = cause["known"] and is_known
         cause["seed"] = cause["seed"] or from_seed
@@ -249,6 +252,14 @@ def main() -> None:
         means[name] = statistics.fmean(values[0]) if mine else 0.0
         mutant_means[name] = statistics.fmean(values[1]) if mine else 0.0
         print(f"{name:14} " + " ".join(f"{summary(v):>26}" for v in values))
+    for name in configs:
+        by_family: dict[str, int] = {}
+        mine = [c for t in trials if t.config == name for c in t.causes if not c["seed"]]
+        for cause in mine:
+            for family in cause["families"]:
+                by_family[family] = by_family.get(family, 0) + 1
+        print(f"  {name}: root causes from mutants by the families of their first trigger's operators "
+              f"({len(mine)} over its trials): " + ", ".join(f"{f} {n}" for f, n in sorted(by_family.items())))
     for trial in trials:
         print(f"  {trial.directory.name}: {len(trial.causes)} root causes ({trial.mutant_causes} from mutants, "
               f"{trial.new_causes} new): " + "; ".join(

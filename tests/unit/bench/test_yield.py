@@ -21,12 +21,12 @@ PROGRAM = "import torch\n\ndef fn(x):\n    return x + {n}\n\ndef inputs():\n    
 
 
 def _finding(root: Path, name: str, signature: Signature, *, at: float, source: str | None = None,
-             needed: list[str] | None = None) -> None:
+             needed: list[str] | None = None, provenance: str = "E2.wrap_in_try@fn:3") -> None:
     reduction = {}
     if source is not None:
         reduction = dict(confirmed=True, source=source, matters=dict(needed=needed or []))
     finding = Finding(signature=signature, reason="r", directory=f"findings/{name}", hits=1, smallest_size=10,
-                      first_seen=at, reduction=reduction)
+                      first_seen=at, reduction=reduction, history=[dict(at=at, provenance=provenance)])
     storage.write_json(root / "findings" / name / "finding.json", finding.as_json())
     storage.write_text(root / "findings" / name / "smallest.py", PROGRAM.format(n=1))
 
@@ -66,3 +66,16 @@ def test_a_cause_known_before_is_not_new(tmp_path: Path) -> None:
     trial = bench.Trial("guided", 1, now)
     bench.count_trial(trial, KnownBugs.load([earlier]))
     assert len(trial.causes) == 2 and trial.new_causes == 1
+
+
+def test_causes_a_seed_showed_are_told_from_the_mutants_and_by_their_operators_families(tmp_path: Path) -> None:
+    _finding(tmp_path, "seeded", Signature("MISMATCH", observation="result:value:str"), at=4.0,
+             source="def fn(x):\n    return format(x, 'b')\n", provenance="seed:seeds/D/format.py")
+    _finding(tmp_path, "spliced", Signature("CRASH", "TypeError", "torch/_dynamo/x.py:y"), at=50.0,
+             source="def fn(x):\n    return -x\n",
+             provenance="S.splice_decorator@fn:18+E2.wrap_in_try@fn:20+S.splice_helper@fn:2")
+    trial = bench.Trial("guided", 1, tmp_path)
+    bench.count_trial(trial, None)
+    assert len(trial.causes) == 2 and trial.mutant_causes == 1
+    [mutant] = [c for c in trial.causes if not c["seed"]]
+    assert mutant["families"] == ["E2", "S"]
