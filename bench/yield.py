@@ -2,7 +2,7 @@
 
     python bench/yield.py --config guided --config unguided [--trials 3] [--cpu-minutes 15]
                           [--corpus seeds --corpus HARVESTED] [--known DIR ...] [--out DIR]
-                          [--parallel 2] [--python PATH]
+                          [--parallel 2] [--python PATH] [--config-root NAME=PATH]
 
 Each configuration runs `--trials` campaigns (`mutate fuzz`, RNG seeds 1..N) for the same
 CPU budget (`--jobs` workers each, one by default, `--parallel` trials at a time: a trial's
@@ -79,20 +79,23 @@ class Trial:
         return sum(1 for cause in self.causes if not cause["seed"])
 
 
-def mutate(python: str) -> list[str]:
-    return [python, str(ROOT / "cli.py")]
+def mutate(python: str, root: Path = ROOT) -> list[str]:
+    return [python, str(root / "cli.py")]
 
 
 def run_trial(trial: Trial, *, flags: list[str], corpus: list[str], seconds: float, python: str,
-              worker_python: str | None, jobs: int = 1) -> Trial:
+              worker_python: str | None, jobs: int = 1, root: Path = ROOT) -> Trial:
+    """One campaign; `root`: the checkout whose mutator fuzzes (its driver and its workers)."""
     own_corpus = "--corpus" in flags
-    command = [*mutate(python), "fuzz", "--out", str(trial.directory), "--time", f"{seconds:.0f}s", "-j", str(jobs),
+    command = [*mutate(python, root), "fuzz", "--out", str(trial.directory), "--time", f"{seconds:.0f}s",
+               "-j", str(jobs),
                "--seed", str(trial.seed), "--no-ui", "--no-reduce", "--no-llm",
                *([] if own_corpus else [arg for path in corpus for arg in ("--corpus", path)]), *flags,
                *(["--python", worker_python] if worker_python else [])]
     started = time.monotonic()
     with open(trial.directory.with_suffix(".log"), "w") as log:
-        trial.returncode = subprocess.run(command, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT).returncode
+        trial.returncode = subprocess.run(command, stdout=log, stderr=subprocess.STDOUT, cwd=root,
+                                          env={**os.environ, "PYTHONPATH": str(root)}).returncode
     trial.wall_seconds = time.monotonic() - started
     return trial
 
@@ -202,6 +205,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--config", action="append", default=None,
                         help="a configuration by name, or NAME=FLAGS (repeatable; default: guided, unguided)")
+    parser.add_argument("--config-root", action="append", default=[], metavar="NAME=PATH",
+                        help="the configuration NAME fuzzes with the mutator of another checkout (a git worktree of "
+                             "an earlier commit: code compared side by side); reductions and counts use this one's")
     parser.add_argument("--trials", type=int, default=3)
     parser.add_argument("--cpu-minutes", type=float, default=15.0, help="CPU budget of each trial")
     parser.add_argument("--corpus", action="append", default=None, help="seeds (repeatable; default: seeds/)")
@@ -219,6 +225,10 @@ def main() -> None:
     for spec in args.config or ["guided", "unguided"]:
         name, _, flags = spec.partition("=")
         configs[name] = shlex.split(flags) if flags else CONFIGS[name]
+    roots = {name: Path(path).resolve() for name, _, path in (spec.partition("=") for spec in args.config_root)}
+    for name, root in roots.items():
+        if name not in configs or not (root / "cli.py").is_file():
+            sys.exit(f"--config-root {name}={root}: needs a configuration of that name and a checkout with cli.py")
     out = args.out or Path(f"/tmp/mutator-yield-{int(time.time())}")
     out.mkdir(parents=True, exist_ok=True)
     trials = [Trial(name, seed, out / f"{name}-{seed}") for seed in range(1, args.trials + 1) for name in configs]
@@ -230,7 +240,8 @@ def main() -> None:
                     sys.exit(f"{trial.directory}: exists; give another --out, or --count-only to count it")
             list(running.map(lambda t: run_trial(t, flags=configs[t.config], corpus=args.corpus or ["seeds"],
                                                  seconds=args.cpu_minutes * 60 / args.jobs, python=python,
-                                                 worker_python=args.python, jobs=args.jobs), trials))
+                                                 worker_python=args.python, jobs=args.jobs,
+                                                 root=roots.get(t.config, ROOT)), trials))
         for trial in trials:
             reduce_trial(trial, python=python, worker_python=args.python, jobs=args.reduce_jobs,
                          time_limit=args.reduce_time_limit)
