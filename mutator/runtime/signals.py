@@ -87,22 +87,32 @@ def _patch_steps() -> None:
 
     def kind(vt: Any) -> str:
         if type(vt) is LazyVariableTracker:
-            vt = vt.unwrap()  # the realized tracker, or the lazy one: never realized here
+            vt = vt.unwrap()  # the realized tracker, or the lazy one where nothing realized it
         return type(vt).__name__
 
     @functools.wraps(original)
     def step(tx: Any) -> bool:
-        if _seen is not None:
-            try:
-                ip = tx.instruction_pointer
-                if ip is not None:
-                    inst = tx.instructions[ip]
-                    name = f"{inst.opname}({_operator(inst)})" if inst.opname in _WITH_OPERATOR else inst.opname
-                    operands = _operands(inst.opname, inst.arg, tx.stack)
-                    _seen.add(("op", f"{name}:{'/'.join(map(kind, operands))}" if operands else name))
-            except Exception:  # never let the recording change the trace
-                pass
-        return original(tx)
+        if _seen is None:
+            return original(tx)
+        seen, name, operands = _seen, None, ()
+        try:
+            ip = tx.instruction_pointer
+            if ip is not None:
+                inst = tx.instructions[ip]
+                name = f"{inst.opname}({_operator(inst)})" if inst.opname in _WITH_OPERATOR else inst.opname
+                operands = _operands(inst.opname, inst.arg, tx.stack)
+        except Exception:  # never let the recording change the trace
+            pass
+        try:
+            return original(tx)
+        finally:
+            # the kinds after the step: a lazy operand (a local or a global not looked at yet)
+            # is realized by the instruction that needs it (`GET_ITER` on a set subclass)
+            if name is not None:
+                try:
+                    seen.add(("op", f"{name}:{'/'.join(map(kind, operands))}" if operands else name))
+                except Exception:
+                    pass
 
     InstructionTranslatorBase.step = step  # type: ignore[method-assign]
 
