@@ -46,11 +46,11 @@ from mutator.findings.store import FindingStore  # noqa: E402
 from mutator.reduce.split import needed_constructs  # noqa: E402
 
 CONFIGS = {  # name -> the extra flags of `mutate fuzz`
-    "guided": [],  # today's default
+    "guided": [],  # the default: arcs of torch/_dynamo and Dynamo's own signals (mutator.runtime.signals)
+    "arcs": ["--coverage-include", "torch/_dynamo"],  # arcs alone, the default until batch 1 below
     "unguided": ["--schedule", "uniform", "--no-feedback"],  # uniform choice, nothing kept beyond the seeds
     "no-splice": ["--no-splice"],
-    # Dynamo's own signals as features beside the arcs (mutator.runtime.signals)
-    "signals": ["--coverage-include", "torch/_dynamo", "--coverage-include", "dynamo-signals"],
+    "signals": ["--coverage-include", "torch/_dynamo", "--coverage-include", "dynamo-signals"],  # = guided
     "fast": ["--schedule", "fast"],
 }
 __doc__ += "".join(f"    {name:12} mutate fuzz {' '.join(flags) or '(as shipped)'}\n" for name, flags in CONFIGS.items())

@@ -30,6 +30,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 from mutator.core import storage
 from mutator.campaign.corpus import CorpusEntry, CoverageMap
+from mutator.core.features import CAMPAIGN_COVERAGE
 from mutator.core.program import Program, ProgramError, ProgramForm
 
 if TYPE_CHECKING:
@@ -55,7 +56,7 @@ class CampaignConfig:
     seed: int = 0
     timeout: float = 60.0
     memory_mb: int = 4096
-    coverage: tuple[str, ...] = ("torch/_dynamo",)
+    coverage: tuple[str, ...] = CAMPAIGN_COVERAGE
     max_stack: int = 3
     splice: bool = True  # family S (splices of two queue entries) among the operators
     feedback: bool = True  # off: nothing is kept for its features (the unguided baseline of bench/yield.py)

@@ -24,6 +24,7 @@ from mutator.judge.check import Checker
 from mutator.commands.common import (EXIT_USAGE, Duration, absolute_interpreters, open_executor, python_option,
                                      ray_option, run_config, run_options)
 from mutator.core.build import Build
+from mutator.core.features import CAMPAIGN_COVERAGE, DYNAMO_SIGNALS
 from mutator.core.observation import RunConfig
 from mutator.campaign.corpus import Corpus
 from mutator.exec import ExecutorError
@@ -68,8 +69,10 @@ CAMPAIGN_OPTIONS = ("corpus_dirs", "backend", "schedule", "seed", "timeout", "me
 @click.option("--seed", type=int, default=0, show_default=True, help="RNG seed of the campaign.")
 @click.option("--resume", is_flag=True, help="Continue the campaign in --out where it stopped.")
 @click.option("--no-ui", is_flag=True, help="Print a status line every few seconds instead of the live screen.")
-@click.option("--coverage-include", multiple=True, default=("torch/_dynamo",), show_default=True,
-              help="Paths under site-packages whose arcs are coverage (repeatable), e.g. torch/fx.")
+@click.option("--coverage-include", multiple=True, default=CAMPAIGN_COVERAGE, show_default=True,
+              help="Paths under site-packages whose arcs are coverage (repeatable), e.g. torch/fx; "
+                   f"{DYNAMO_SIGNALS}: Dynamo's own signals (the kinds of values a trace built, the "
+                   "instructions it stepped on them, the guards it installed).")
 @click.option("--no-reduce", is_flag=True, help="Do not reduce new findings in the background.")
 @click.option("--no-repair", is_flag=True, help="Do not repair invalid mutants (neither by rules nor by the LLM).")
 @click.option("--no-llm", is_flag=True, help="Do not use an LLM even when OPENAI_BASE_URL or OPENAI_API_KEY is set.")
