@@ -5,7 +5,8 @@ What the module does at import time is then seen: members copied onto a class wi
 `setattr`, `instantiate_parametrized_tests`, `instantiate_device_type_tests`, generated
 classes. The module is imported the way pytest's default import mode imports it: in a
 folder with an `__init__.py`, as its package's module, the first folder up without one on
-`sys.path`; otherwise as a module of a package made of the folder alone (so that
+`sys.path` (each package imported from its own `__init__.py`: the sandbox does not let the
+run list the folder above the test folder); otherwise as a module of a package made of the folder alone (so that
 `from ._common import x` works), with the folder and its parent on `sys.path` (so that
 `from _common import x` does too). Its tests are what pytest collects of it: of every
 `unittest.TestCase` its namespace holds, what unittest's loader names (`getTestCaseNames`);
@@ -63,6 +64,7 @@ def import_test_module(path):
             parts.insert(0, os.path.basename(base))
             base = os.path.dirname(base)
         sys.path[:0] = [base, folder]
+        _import_packages(base, parts[:-1])
         return importlib.import_module(".".join(parts))
     package = os.path.basename(folder)
     free = _free(package, folder)
@@ -75,6 +77,28 @@ def import_test_module(path):
     spec.submodule_search_locations = [folder]
     sys.modules[package] = importlib.util.module_from_spec(spec)
     return importlib.import_module(f"{package}.{stem}")
+
+
+def _import_packages(base, names):
+    """The packages above the module, each imported from its own `__init__.py` (outermost
+    first): finding them through `sys.path` would list `base`, which the sandbox does not let
+    a run read when it is outside the test folder."""
+    for depth in range(1, len(names) + 1):
+        name = ".".join(names[:depth])
+        if name in sys.modules:
+            continue
+        folder = os.path.join(base, *names[:depth])
+        spec = importlib.util.spec_from_file_location(name, os.path.join(folder, "__init__.py"),
+                                                      submodule_search_locations=[folder])
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        try:
+            spec.loader.exec_module(module)
+        except BaseException:
+            del sys.modules[name]
+            raise
+        if depth > 1:
+            setattr(sys.modules[".".join(names[:depth - 1])], names[depth - 1], module)
 
 
 def _free(package, folder):
@@ -327,9 +351,11 @@ def _in_folder(cls, folder):
 def _describe(exc, folder):
     """`Type: message (file.py:line)`, the line the innermost frame of the folder's files."""
     where = ""
-    for frame in traceback.extract_tb(exc.__traceback__):
-        if os.path.dirname(os.path.realpath(frame.filename)) == folder:
-            where = f" ({os.path.basename(frame.filename)}:{frame.lineno})"
+    for frame, line in traceback.walk_tb(exc.__traceback__):
+        code = frame.f_code
+        # this program runs under the test file's name: its own frames are not the module's
+        if frame.f_globals is not globals() and os.path.dirname(os.path.realpath(code.co_filename)) == folder:
+            where = f" ({os.path.basename(code.co_filename)}:{line})"
     return f"{type(exc).__name__}: {_short(str(exc))}{where}"
 
 

@@ -237,3 +237,28 @@ def test_a_divergence_the_tests_own_checks_pass_over_is_filed_and_listed_apart(t
         "test_attributes_after_setting_one": ("MISMATCH", "order of keys of a compiled call's result")}
     assert missed["test_in_place_union_of_a_set_subclass"]["detail"] == "eager Tagged, compiled set"
     assert all((tmp_path / "out" / entry["finding"] / "finding.json").exists() for entry in missed.values())
+
+
+def test_a_test_folder_that_is_a_package_is_imported_as_its_package_as_pytest_does(tmp_path):
+    """`suite/__init__.py` makes the folder a package: pytest imports `suite.test_scaled` with
+    the folder above on sys.path, which the sandbox does not let a run list; the package is
+    imported from its own `__init__.py` instead, and the tests are collected, not read from text."""
+    suite = tmp_path / "tests" / "suite"
+    suite.mkdir(parents=True)
+    (suite / "__init__.py").write_text("import unittest\n\nunittest.TestCase.longMessage = True\n")
+    (suite / "scales.py").write_text("SCALE = 3.0\n")
+    (suite / "test_scaled.py").write_text(
+        "import unittest\n\nimport torch\n\nfrom .scales import SCALE\n\n\n"
+        "class ScaledTests(unittest.TestCase):\n"
+        "    def test_scale(self):\n"
+        "        fn = torch.compile(lambda x: x * SCALE, backend='eager')\n"
+        "        self.assertEqual(fn(torch.ones(2)).sum().item(), 6.0)\n")
+    proc = mutate("harvest", str(suite), "--out", str(tmp_path / "out"), "--json", "-j", "1")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    report = json.loads(proc.stdout)
+    assert report["imported"] == 1 and report["collection_errors"] == [], report
+    assert "cannot be imported" not in proc.stderr
+    assert [(c["origin"], c["verdict"]) for c in report["checked"]] == [
+        (f"{suite / 'test_scaled.py'}::ScaledTests::test_scale", "PASS")]
+    assert {t.split("::", 1)[1] for t in pytest_collects(suite.parent, "suite/test_scaled.py")} == {
+        "ScaledTests::test_scale"}
