@@ -33,6 +33,7 @@ from mutator.core.program import Program, ProgramError, discover, load_program, 
 from mutator.findings.store import FindingStore
 from mutator.harvest.extract import is_test_file
 from mutator.harvest.harvester import Harvester, HarvestReport
+from mutator.harvest.kept import HEADER
 from mutator.harvest.modules import folder_reader, sibling_imports
 
 FORMAT = 1  # of a cache entry; a harvest that changes what it writes says so here
@@ -43,10 +44,12 @@ def cache_root() -> Path:
 
 
 def is_suite(path: str | Path) -> bool:
-    """Whether a corpus path holds test files, to be harvested rather than run as programs."""
+    """Whether a corpus path holds test files, to be harvested rather than run as programs
+    (what `mutate harvest` wrote is a program, though it keeps the test's class)."""
     for file in discover([path]):
         try:
-            if is_test_file(read_source(file), siblings=folder_reader(file)):
+            source = read_source(file)
+            if not source.startswith(HEADER) and is_test_file(source, siblings=folder_reader(file)):
                 return True
         except ProgramError:
             continue
