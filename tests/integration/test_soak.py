@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.soak]
 
 ROOT = Path(__file__).resolve().parents[2]
 SEEDS = [  # a quick mix: passing programs and one known finding (filed in the dry run)
