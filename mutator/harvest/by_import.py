@@ -6,9 +6,9 @@ What the module does at import time is then seen: members copied onto a class wi
 classes. The module is imported the way pytest's default import mode imports it: in a
 folder with an `__init__.py`, as its package's module, the first folder up without one on
 `sys.path` (each package imported from its own `__init__.py`: the sandbox does not let the
-run list the folder above the test folder); otherwise as a module of a package made of the folder alone (so that
-`from ._common import x` works), with the folder and its parent on `sys.path` (so that
-`from _common import x` does too). Its tests are what pytest collects of it: of every
+run list the folder above the test folder); otherwise as a module of a package made of the
+folder alone (so that `from ._common import x` works), with the folder and its parent on
+`sys.path` (so that `from _common import x` does too). Its tests are what pytest collects of it: of every
 `unittest.TestCase` its namespace holds, what unittest's loader names (`getTestCaseNames`);
 of the rest, pytest's rules for `test*` functions and `Test*` classes. For each test the
 program reports where its code lives, read from the code object behind the attribute
