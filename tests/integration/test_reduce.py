@@ -130,6 +130,7 @@ def test_a_repro_that_fails_for_the_program_s_own_reasons_is_not_believed():
     assert "not the compiler" in result.describe()
 
 
+@pytest.mark.soak  # a campaign long enough to reduce in the background: 90 s
 def test_fuzzing_goes_on_while_findings_are_reduced_in_the_background(tmp_path: Path):
     seeds = tmp_path / "seeds"
     seeds.mkdir()

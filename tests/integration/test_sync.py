@@ -108,6 +108,7 @@ def test_two_synced_instances_share_entries_and_findings(tmp_path: Path):
     assert row["hits"] == found["hits"] + again["hits"]
 
 
+@pytest.mark.soak  # two whole campaigns side by side until each took the other's entries
 def test_two_instances_started_together_take_each_others_entries(tmp_path: Path):
     """Both finish within --sync-every (the default, two minutes): each looks at the other
     after its dry run, when it is still at its seeds, and once more before it stops."""
