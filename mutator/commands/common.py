@@ -12,6 +12,7 @@ from typing import Any
 
 import click
 
+from mutator.core.configurations import CONFIGURATIONS, DEFAULT, ConfigurationError, configuration, parse_names
 from mutator.core.observation import RunConfig
 
 EXIT_FINDINGS = 1
@@ -47,9 +48,61 @@ def summary_json_option(f):  # type: ignore[no-untyped-def]
     return click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")(f)
 
 
-def run_config(*, backend: str, timeout: float, memory_mb: int, no_sandbox: bool) -> RunConfig:
-    """The RunConfig of `run_options`."""
-    return RunConfig(backend=backend, timeout=timeout, memory_mb=memory_mb, sandbox="off" if no_sandbox else "on")
+def run_config(*, backend: str, timeout: float, memory_mb: int, no_sandbox: bool,
+               configuration: str = DEFAULT) -> RunConfig:
+    """The RunConfig of `run_options` (and of `--config`)."""
+    return RunConfig(backend=backend, timeout=timeout, memory_mb=memory_mb, sandbox="off" if no_sandbox else "on",
+                     configuration=configuration)
+
+
+def config_option(f):  # type: ignore[no-untyped-def]
+    """`--config NAME`: the Dynamo configuration every compiled run takes (`mutator.core.configurations`)."""
+    return click.option("--config", "configuration", default=DEFAULT, show_default=True, metavar="NAME",
+                        callback=_one_configuration,
+                        help="Judge under this Dynamo configuration (the compiled runs only): "
+                             + ", ".join(CONFIGURATIONS) + ".")(f)
+
+
+def _one_configuration(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    try:
+        return configuration(value).name
+    except ConfigurationError as exc:
+        raise click.BadParameter(str(exc)) from None
+
+
+def configurations_option(default: tuple[str, ...]):  # type: ignore[no-untyped-def]
+    """`--configs NAME[,NAME...]` (or `all`): the Dynamo configurations a campaign checks under."""
+    return click.option("--configs", "configurations", default=",".join(default), show_default=True,
+                        metavar="NAME[,NAME...]", callback=_configurations,
+                        help="The Dynamo configurations checks take, one per check, chosen by what each finds (the "
+                             "compiled runs only; the eager run is the reference): " + ", ".join(CONFIGURATIONS)
+                             + ", or all.")
+
+
+def _configurations(ctx: click.Context, param: click.Parameter, value: str) -> tuple[str, ...]:
+    try:
+        return parse_names(value)
+    except ConfigurationError as exc:
+        raise click.BadParameter(str(exc)) from None
+
+
+def offered_configurations(executor: Any, names: tuple[str, ...], *, strict: bool) -> tuple[str, ...]:
+    """The configurations of `names` the executor's torch has. One it lacks ends the command
+    with a one-line error when `strict` (a configuration asked for by name), else it is left
+    out with a note (a newer torch may drop an entry); none left is an error either way."""
+    have = executor.configurations
+    lacking = [name for name in names if name not in have]
+    build = executor.build.describe()
+    if lacking and (strict or len(lacking) == len(names)):
+        missing = "; ".join(f"{name} needs {', '.join(n for n, _ in CONFIGURATIONS[name].settings)}"
+                            for name in lacking)
+        click.echo(f"error: {build} does not have what the configuration asks for ({missing}); the configurations "
+                   f"it has: {', '.join(have)}", err=True)
+        sys.exit(EXIT_USAGE)
+    for name in lacking:
+        click.echo(f"note: configuration {name} left out: {build} has no "
+                   f"{', '.join(n for n, _ in CONFIGURATIONS[name].settings)}", err=True)
+    return tuple(name for name in names if name in have)
 
 
 def absolute_interpreters(ctx: click.Context, param: click.Parameter, value: Any) -> Any:

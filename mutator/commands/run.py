@@ -12,8 +12,8 @@ from rich.table import Table
 
 from mutator.judge.check import Checker, CheckResult, CheckTask
 from mutator.judge.as_json import check_to_json
-from mutator.commands.common import (EXIT_FINDINGS, EXIT_USAGE, open_executor, python_option, ray_option, run_config,
-                                     run_options)
+from mutator.commands.common import (EXIT_FINDINGS, EXIT_USAGE, config_option, offered_configurations, open_executor,
+                                     python_option, ray_option, run_config, run_options)
 from mutator.core.build import Build
 from mutator.commands.progress import progress
 from mutator.exec import ExecutorError
@@ -35,9 +35,10 @@ _STYLES = {  # a verdict's colour in the table: bugs in red, the low-severity ki
 @ray_option
 @python_option
 @run_options
+@config_option
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON array instead of a table.")
 def run(paths: tuple[str, ...], ray_address: str | None, python: str | None, backend: str, timeout: float,
-        memory_mb: int, jobs: int | None, no_sandbox: bool, as_json: bool) -> None:
+        memory_mb: int, jobs: int | None, no_sandbox: bool, configuration: str, as_json: bool) -> None:
     """Judge each program (files or directories): does torch.compile get it right?
 
     Exit status: 0 when no program has a bug verdict, 1 when at least one has, 2 for
@@ -50,9 +51,12 @@ def run(paths: tuple[str, ...], ray_address: str | None, python: str | None, bac
     if not programs:
         click.echo("error: no programs to run", err=True)
         sys.exit(EXIT_USAGE)
-    config = run_config(backend=backend, timeout=timeout, memory_mb=memory_mb, no_sandbox=no_sandbox)
+    config = run_config(backend=backend, timeout=timeout, memory_mb=memory_mb, no_sandbox=no_sandbox,
+                        configuration=configuration)
     try:
         with open_executor(jobs=jobs, config=config, ray_address=ray_address, python=python) as executor:
+            executor.wait_ready()
+            offered_configurations(executor, (configuration,), strict=True)
             results = _check_all(Checker(executor), programs, show_progress=not as_json)
             layer, build = executor.sandbox(), executor.build
             notes = sorted({note for ready in executor.ready for note in ready.notes})
@@ -69,7 +73,8 @@ def run(paths: tuple[str, ...], ray_address: str | None, python: str | None, bac
         click.echo(json.dumps([{**check_to_json(r), **sides} for r in results], indent=2))
     else:
         _print_table(Console(width=None if sys.stdout.isatty() else 200), results)
-        console.print(f"sandbox: {layer}; {build.describe()}")
+        console.print(f"sandbox: {layer}; {build.describe()}"
+                      + (f"; configuration {configuration}" if configuration != "default" else ""))
     if any(r.verdict.is_finding for r in results):
         sys.exit(EXIT_FINDINGS)
     if errors:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import Enum
 
+from mutator.core.configurations import CONFIGURATIONS, DEFAULT
 from mutator.core.values import ExceptionInfo, Value
 
 
@@ -39,8 +40,8 @@ SANDBOX_CHOICES = ("on", "audit", "off")  # RunConfig.sandbox: the best layer th
 
 @dataclass(frozen=True, slots=True)
 class RunConfig:
-    """How programs are run; the same for every run of a campaign (but a confirmation's
-    perturbed eager run)."""
+    """How programs are run; the same for every run of a check (but a confirmation's
+    perturbed eager run), and of a campaign but for the configuration each check takes."""
 
     backend: str = "eager"  # replaces any backend named by string (or none) in the program
     fullgraph: bool | None = None  # None: as the program wrote it
@@ -55,12 +56,16 @@ class RunConfig:
     # an eager run only: Dynamo's counters and the compiler's other state read otherwise than
     # in any other run (mutator.runtime.perturb); a confirmation's second eager run sets it
     perturb_compiler_state: bool = False
+    # the Dynamo configuration a compiled run takes (`mutator.core.configurations`); never the eager run's
+    configuration: str = DEFAULT
 
     def __post_init__(self) -> None:
         if self.backend not in {"eager", "aot_eager", "inductor"}:
             raise ValueError(f"backend must be eager, aot_eager or inductor, not {self.backend!r}")
         if self.sandbox not in SANDBOX_CHOICES:
             raise ValueError(f"sandbox must be one of {', '.join(SANDBOX_CHOICES)}, not {self.sandbox!r}")
+        if self.configuration not in CONFIGURATIONS:
+            raise ValueError(f"configuration must be one of {', '.join(CONFIGURATIONS)}, not {self.configuration!r}")
         if self.timeout <= 0 or self.memory_mb <= 0 or self.file_mb <= 0:
             raise ValueError("timeout, memory_mb and file_mb must be positive")
 

@@ -32,6 +32,14 @@ class ReadyWorkers:
         return describe(self.config.sandbox, [ready.sandbox for ready in self.ready])
 
     @property
+    def configurations(self) -> tuple[str, ...]:
+        """The Dynamo configurations every ready worker's torch has (`mutator.core.configurations`)."""
+        if not self.ready:
+            return ("default",)
+        return tuple(name for name in self.ready[0].configurations
+                     if all(name in ready.configurations for ready in self.ready))
+
+    @property
     def build(self) -> Build:
         """The torch under test and the Python running it, as the first ready worker said."""
         return self.ready[0].build if self.ready else Build()

@@ -55,6 +55,8 @@ class Ready:
     warmup_seconds: float
     sandbox: str = ""  # the best confinement this worker offers (mutator.exec.sandbox.available)
     notes: tuple[str, ...] = ()  # what the runtime cannot do on this torch, a line each
+    # the Dynamo configurations this torch has every entry of (`mutator.runtime.configs.available`)
+    configurations: tuple[str, ...] = ("default",)
 
     @property
     def torch_version(self) -> str:

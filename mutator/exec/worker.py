@@ -100,7 +100,7 @@ def answer(message: Job | CheckJob, private_fds: tuple[int, ...] = ()) -> ExecRe
     def runs(program):  # type: ignore[no-untyped-def]
         return [run_isolated(Job(job_id, program, mode, config), private_fds) for mode in (Mode.EAGER, Mode.COMPILED)]
 
-    reply = first_pass(message.task, runs, oracle=_oracle, builder=_builder)
+    reply = first_pass(message.task, runs, oracle=_oracle, builder=_builder, configuration=config.configuration)
     return _reported(message.task, reply)
 
 
@@ -172,8 +172,10 @@ def warm_up(coverage_includes: tuple[str, ...] = ()) -> Ready:
     sandbox.become_subreaper()  # what escapes a run's process group comes back to us (_reap)
     gc.collect()
     gc.freeze()  # children then do not touch (and copy) the warm heap when they collect
+    from mutator.runtime import configs
+
     return Ready(pid=os.getpid(), build=Build.of_torch(torch), warmup_seconds=time.perf_counter() - started,
-                 sandbox=_offered(), notes=unsupported())
+                 sandbox=_offered(), notes=unsupported(), configurations=configs.available())
 
 
 def unsupported() -> tuple[str, ...]:

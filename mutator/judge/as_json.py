@@ -31,6 +31,7 @@ def check_to_json(result: CheckResult) -> dict[str, Any]:
         },
         "graph_breaks": list(compiled.graph_breaks) if compiled else [],
         "recompile_reasons": list(compiled.recompile_reasons) if compiled else [],
+        "configuration": result.configuration,  # the Dynamo configuration of the compiled runs
         "masked": list(judgement.masked),  # paths not compared: values that differ between two eager runs
         "tests": [{"test": t.test, "eager": t.status, "compiled": c.status}
                   for t, c in zip(result.eager.observation.tests, result.compiled.observation.tests)],

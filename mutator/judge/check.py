@@ -33,6 +33,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
+from mutator.core.configurations import DEFAULT
 from mutator.judge.compare import compare_observations
 from mutator.core.features import CoverageReport, WorkerCoverage, semantic_features
 from mutator.core.observation import ExecResult, Mode, Observation, Outcome, RunConfig
@@ -69,6 +70,7 @@ class CheckResult:
     judgement: Judgement
     runs: tuple[ExecResult, ...]  # eager, compiled, then any confirmation runs
     precomputed: frozenset[int] | None = None  # `features`, where the runs' observations were dropped
+    configuration: str = DEFAULT  # the Dynamo configuration the compiled runs took (`mutator.core.configurations`)
 
     @property
     def seconds(self) -> float:
@@ -105,7 +107,8 @@ class CheckResult:
         (or `features`: what the caller keeps of them)."""
         runs = tuple(dataclasses.replace(run, observation=_slim(run.observation), features=frozenset(),
                                          stderr_tail="") for run in self.runs)
-        return CheckResult(self.program, self.judgement, runs, self.features if features is None else features)
+        return CheckResult(self.program, self.judgement, runs, self.features if features is None else features,
+                           self.configuration)
 
 
 def _slim(observation: Observation) -> Observation:
@@ -122,7 +125,8 @@ class CheckTask:
     is for the fuzz loop: the runs' observations go from a result that is no finding.
     `coverage_key`: the coverage map the driver merges into (`CoverageMap.key`); with one, a
     worker that keeps count reports a passing result's features as a `CoverageReport`
-    relative to what it told that map before."""
+    relative to what it told that map before. `configuration`: the Dynamo configuration its
+    compiled runs take (`mutator.core.configurations`); empty: the checker's."""
 
     program: Program
     recipe: Recipe | None = None
@@ -132,6 +136,7 @@ class CheckTask:
     repair: bool = False
     slim: bool = False
     coverage_key: str = ""
+    configuration: str = ""
 
     @property
     def is_mutant(self) -> bool:
@@ -172,9 +177,10 @@ def made(task: CheckTask, builder: MutantBuilder | None) -> tuple[CheckTask | No
 
 
 def first_pass(task: CheckTask, runs: Callable[[Program], Sequence[ExecResult]], *, oracle: Oracle,
-               builder: MutantBuilder | None = None) -> CheckReply:
-    """Build (from a recipe), run eager and compiled (`runs`), judge and, for an invalid
-    mutant, ask the repair rules: the part of a check that needs no confirmation."""
+               builder: MutantBuilder | None = None, configuration: str = DEFAULT) -> CheckReply:
+    """Build (from a recipe), run eager and compiled (`runs`, the compiled one under
+    `configuration`), judge and, for an invalid mutant, ask the repair rules: the part of a
+    check that needs no confirmation."""
     from mutator.mutation.operator import Mutant
 
     started = time.process_time()
@@ -185,7 +191,8 @@ def first_pass(task: CheckTask, runs: Callable[[Program], Sequence[ExecResult]],
     mutant = Mutant(program, checked.steps) if checked.steps else None
     building = time.process_time() - started
     eager, compiled = runs(program)
-    result = CheckResult(program, oracle.judge(eager, compiled, program=program), (eager, compiled))
+    result = CheckResult(program, oracle.judge(eager, compiled, program=program), (eager, compiled),
+                         configuration=configuration)
     request = repaired = None
     if result.verdict is Verdict.INVALID and mutant is not None:
         from mutator.repair import repair_by_rules
@@ -246,37 +253,46 @@ class Checker:
         # driver then pays for a reply, not for two runs and a judgement. A program checked on
         # its own (mutate run, harvest, a reduction's checks) runs eager and compiled side by
         # side on two workers: the shortest wait for its verdict.
+        config = self.config_of(task)
         if submit_check is not None and (task.recipe is not None or task.coverage_key):
-            first = submit_check(task, self._config, priority=priority)
-            first.add_done_callback(_guarded(done, lambda f: self._first_done(task, f.result(), done)))
+            first = submit_check(task, config, priority=priority)
+            first.add_done_callback(_guarded(done, lambda f: self._first_done(task, f.result(), done, config)))
         else:
-            self._first_here(task, done)
+            self._first_here(task, done, config)
         return done
 
-    def _first_here(self, task: CheckTask, done: Future[CheckReply]) -> None:
+    def config_of(self, task: CheckTask) -> RunConfig:
+        """The runs' configuration for `task`: this checker's (or its runner's), under the task's
+        Dynamo configuration when it names one."""
+        base = self._config or getattr(self._runner, "config", None) or RunConfig()
+        if task.configuration and task.configuration != base.configuration:
+            return dataclasses.replace(base, configuration=task.configuration)
+        return base
+
+    def _first_here(self, task: CheckTask, done: Future[CheckReply], config: RunConfig) -> None:
         """The first pass in this process, its two runs side by side in the runner (a recipe's
         mutant built here first)."""
         checked, tried = made(task, self.builder() if task.recipe is not None else None)
         if checked is None:
             done.set_result(CheckReply(None, tried=tried))
             return
-        futures = [self._runner.submit(checked.program, mode, self._config) for mode in (Mode.EAGER, Mode.COMPILED)]
+        futures = [self._runner.submit(checked.program, mode, config) for mode in (Mode.EAGER, Mode.COMPILED)]
 
         def judged(runs: list[ExecResult]) -> None:
-            reply = first_pass(checked, lambda _: runs, oracle=self._oracle)
-            self._first_done(task, dataclasses.replace(reply, tried=tried), done)
+            reply = first_pass(checked, lambda _: runs, oracle=self._oracle, configuration=config.configuration)
+            self._first_done(task, dataclasses.replace(reply, tried=tried), done, config)
 
         _when_all(futures, done, judged)
 
-    def _first_done(self, task: CheckTask, reply: CheckReply, done: Future[CheckReply]) -> None:
+    def _first_done(self, task: CheckTask, reply: CheckReply, done: Future[CheckReply], config: RunConfig) -> None:
         if reply.lost:
-            reply = self._lost(task, reply.lost)
+            reply = self._lost(task, reply.lost, config)
         if reply.result is None or not reply.result.verdict.is_finding:
             done.set_result(reply)
             return
-        self._confirm(reply, done)
+        self._confirm(reply, done, config)
 
-    def _lost(self, task: CheckTask, detail: str) -> CheckReply:
+    def _lost(self, task: CheckTask, detail: str, config: RunConfig) -> CheckReply:
         """The worker died under the task: the program (rebuilt from its recipe, which makes it
         again) with both runs lost, for the caller to keep in `lost/`."""
         from mutator.mutation.operator import Mutant
@@ -286,7 +302,8 @@ class Checker:
         program = checked.program
         eager, compiled = (ExecResult(program=program.name, mode=mode, outcome=Outcome.LOST, detail=detail)
                            for mode in (Mode.EAGER, Mode.COMPILED))
-        result = CheckResult(program, self._oracle.judge(eager, compiled, program=program), (eager, compiled))
+        result = CheckResult(program, self._oracle.judge(eager, compiled, program=program), (eager, compiled),
+                             configuration=config.configuration)
         return CheckReply(result, Mutant(program, checked.steps) if checked.steps else None, tried)
 
     def builder(self) -> MutantBuilder:
@@ -298,7 +315,7 @@ class Checker:
         return self._builder
 
     # -- confirmation ------------------------------------------------------------------------
-    def _confirm(self, reply: CheckReply, done: Future[CheckReply]) -> None:
+    def _confirm(self, reply: CheckReply, done: Future[CheckReply], config: RunConfig) -> None:
         """Run eager (on another worker, with compiler state perturbed) and compiled again, and
         a float64 reference when the difference is numeric; then the mask of run-specific
         values, maybe a third eager run.
@@ -313,7 +330,8 @@ class Checker:
         assert first is not None
         program, eager, compiled = first.program, first.eager, first.compiled
         modes = [Mode.EAGER, Mode.COMPILED] + ([Mode.REFERENCE] if first.judgement.numeric else [])
-        futures = [self._runner.submit(program, mode, self._perturbed() if i == 0 else self._config,
+        perturbed = dataclasses.replace(config, perturb_compiler_state=True)
+        futures = [self._runner.submit(program, mode, perturbed if i == 0 else config,
                                        avoid=eager.worker if i == 0 else None)
                    for i, mode in enumerate(modes)]
 
@@ -334,7 +352,7 @@ class Checker:
                 else:
                     masking([*runs, *second], mask, derived, compiled2, reference)
 
-            _when_all([self._runner.submit(program, Mode.EAGER, self._config, avoid=eager.worker)], done, unperturbed)
+            _when_all([self._runner.submit(program, Mode.EAGER, config, avoid=eager.worker)], done, unperturbed)
 
         def masking(runs: list[ExecResult], mask: frozenset[str], derived: frozenset[str], compiled2: ExecResult,
                     reference: ExecResult | None) -> None:
@@ -349,7 +367,7 @@ class Checker:
             if not mask and (not self._oracle.maskable(divergence) or divergence.where in derived):
                 finish(runs, derived, "", compiled2, reference)
                 return
-            third = self._runner.submit(program, Mode.EAGER, self._config)  # a third run shows the mask holds
+            third = self._runner.submit(program, Mode.EAGER, config)  # a third run shows the mask holds
 
             def masked(runs3: list[ExecResult]) -> None:
                 beyond, unstable3 = self._oracle.run_specific(eager, runs3[0])
@@ -365,14 +383,10 @@ class Checker:
                 judgement = Judgement(Verdict.UNSTABLE, unstable)
             else:
                 judgement = self._judge_again(program, first.judgement, eager, compiled, compiled2, reference, mask)
-            done.set_result(dataclasses.replace(reply, result=CheckResult(program, judgement, tuple(runs))))
+            done.set_result(dataclasses.replace(reply, result=CheckResult(program, judgement, tuple(runs),
+                                                                          configuration=config.configuration)))
 
         _when_all(futures, done, again)
-
-    def _perturbed(self) -> RunConfig:
-        """This checker's run configuration (or its runner's) for a perturbed eager run."""
-        config = self._config or getattr(self._runner, "config", None) or RunConfig()
-        return dataclasses.replace(config, perturb_compiler_state=True)
 
     def _judge_again(self, program: Program, first: Judgement, eager: ExecResult, compiled: ExecResult,
                      compiled2: ExecResult, reference: ExecResult | None, mask: frozenset[str]) -> Judgement:

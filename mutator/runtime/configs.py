@@ -8,7 +8,10 @@ worker's own settings, `compile_threads` say, are not the program's and are left
 Only values whose `repr` reads back as an equal literal are kept: a reproducer writes
 them as `torch._dynamo.config.<name> = <repr>`.
 
-The changes die with the run: each run is a forked child of the warm worker.
+The changes die with the run: each run is a forked child of the warm worker. So do the
+settings of the configuration a compiled run takes (`mutator.core.configurations`), which
+`apply` makes before the program starts: they are the run's, not the program's, and the
+watch starts after them.
 """
 
 from __future__ import annotations
@@ -16,6 +19,8 @@ from __future__ import annotations
 import ast
 import sys
 from typing import Any
+
+from mutator.core.configurations import CONFIGURATIONS, Configuration
 
 MODULES = ("torch._dynamo.config", "torch._inductor.config")
 Changes = tuple[tuple[str, str], ...]  # ("torch._dynamo.config.capture_scalar_outputs", "True"), sorted
@@ -40,6 +45,37 @@ class ConfigWatch:
                 if text is not None:
                     found.append((f"{name}.{key}", text))
         return tuple(sorted(found))
+
+
+def apply(configuration: Configuration) -> None:
+    """Set the configuration's entries (in this run's process: it dies with the run)."""
+    import importlib
+
+    for name, value in configuration.settings:
+        module, key = name.rsplit(".", 1)
+        setattr(importlib.import_module(module), key, ast.literal_eval(value))
+
+
+def available() -> tuple[str, ...]:
+    """The configurations this torch has every entry of (a newer torch may drop one, an older
+    one lack it), in CONFIGURATIONS' order."""
+    return tuple(name for name, configuration in CONFIGURATIONS.items() if not missing(configuration))
+
+
+def missing(configuration: Configuration) -> tuple[str, ...]:
+    """The configuration's entries this torch does not have."""
+    import importlib
+
+    absent = []
+    for name, _ in configuration.settings:
+        module, key = name.rsplit(".", 1)
+        try:
+            entries = getattr(importlib.import_module(module), "_config", None)
+        except ImportError:
+            entries = None
+        if entries is None or key not in entries:
+            absent.append(name)
+    return tuple(absent)
 
 
 def unavailable() -> tuple[str, ...]:

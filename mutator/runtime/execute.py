@@ -23,8 +23,10 @@ import numpy as np
 import torch
 from torch._dynamo import utils as dynamo_utils
 
+from mutator.core.configurations import CONFIGURATIONS
 from mutator.core.observation import CompileStats, Mode, Observation, RunConfig, Stdout
 from mutator.core.program import Program, ProgramForm
+from mutator.runtime import configs
 from mutator.runtime.own_checks import CompilerPrints, ProgramSource
 from mutator.runtime.errors import exception_info
 from mutator.runtime.ownership import library_bound_names
@@ -121,7 +123,11 @@ def shift_addresses() -> list[Any]:
 
 
 def run_program(program: Program, mode: Mode, config: RunConfig, emit: Callable[[object], None]) -> Observation:
-    """Execute `program` once; CallRecords go to `emit` as they happen, the rest is returned."""
+    """Execute `program` once; CallRecords go to `emit` as they happen, the rest is returned.
+    A compiled run first takes the run's configuration (before the session watches what the
+    program changes of Dynamo's: those settings are not the program's)."""
+    if mode is Mode.COMPILED:
+        configs.apply(CONFIGURATIONS[config.configuration])
     source = ProgramSource(program.name, program.source)
     session = Session(mode, config, emit, source, library_bound_names(program.source))
     stdout = BoundedStdout(config.stdout_limit, CompilerPrints(source))

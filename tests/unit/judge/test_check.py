@@ -345,8 +345,22 @@ def test_a_checker_without_configuration_perturbs_its_runners():
                                    compiled=[copying(Mode.COMPILED, COMPILED_ROW)] * 2,
                                    perturbed=[copying(Mode.EAGER, PERTURBED_ROW)])
     Checker(runner).check(PROGRAM)
-    (perturbed,) = [config for _, config, _ in runner.asked if config is not None]
+    (perturbed,) = [config for _, config, _ in runner.asked if config is not None and config.perturb_compiler_state]
     assert perturbed == RunConfig(timeout=9, perturb_compiler_state=True)
+    assert all(config in (None, RunConfig(timeout=9)) for _, config, _ in runner.asked
+               if config is None or not config.perturb_compiler_state)
+
+
+def test_a_task_configuration_goes_to_every_run_and_into_the_result():
+    eager = copying(Mode.EAGER, EAGER_ROW, result=1)
+    compiled = copying(Mode.COMPILED, COMPILED_ROW, result=2)
+    runner = ConfigRecordingRunner(config=RunConfig(timeout=9), eager=[eager, eager], compiled=[compiled, compiled],
+                                   perturbed=[copying(Mode.EAGER, PERTURBED_ROW, result=1)])
+    reply = Checker(runner).submit(CheckTask(PROGRAM, configuration="nested-graph-breaks")).result()
+    assert reply.result.verdict is Verdict.MISMATCH
+    assert reply.result.configuration == "nested-graph-breaks"
+    assert {config.configuration for _, config, _ in runner.asked} == {"nested-graph-breaks"}
+    assert all(config.timeout == 9 for _, config, _ in runner.asked)
 
 
 def test_a_real_divergence_beside_a_counters_copy_is_still_the_mismatch():
