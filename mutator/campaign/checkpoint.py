@@ -14,6 +14,7 @@ import time
 from dataclasses import asdict
 from typing import Any
 
+from mutator.campaign.configurations import ConfigurationSchedule
 from mutator.campaign.corpus import Corpus, CoverageMap
 from mutator.campaign.directory import PLOT_COLUMNS, Campaign
 from mutator.campaign.lanes.llm import LLM_FAMILY
@@ -33,21 +34,24 @@ class Checkpoint:
         return self._last is None or time.monotonic() - self._last >= SAVE_EVERY
 
     def save(self, *, stats: FuzzStats, snapshot: dict[str, Any], elapsed: float, corpus: Corpus,
-             coverage: CoverageMap, mutator: Mutator) -> None:
+             coverage: CoverageMap, mutator: Mutator, configurations: ConfigurationSchedule | None = None) -> None:
         self._last = time.monotonic()
         self.campaign.save_coverage(coverage)
         self.campaign.save_stats(dict(
             counters={**asdict(stats), "elapsed": round(elapsed, 2)},
             snapshot=snapshot,
-            queue_state={str(e.id): [e.times_chosen, e.finds] for e in corpus.entries},
+            queue_state={str(e.id): [e.times_chosen, e.finds, e.known_hits] for e in corpus.entries},
             operators={op: u.as_dict() for op, u in sorted(mutator.stats.items())},
             family_yield={f: round(y, 6) for f, y in sorted(mutator.family_yield.items())},
+            **(dict(configurations=configurations.state()) if configurations is not None else {}),
         ))
         self.campaign.append_plot({k: snapshot.get(k, "") for k in PLOT_COLUMNS})
 
-    def restore(self, saved: dict[str, Any], *, corpus: Corpus, store: FindingStore, mutator: Mutator) -> FuzzStats:
+    def restore(self, saved: dict[str, Any], *, corpus: Corpus, store: FindingStore, mutator: Mutator,
+                configurations: ConfigurationSchedule | None = None) -> FuzzStats:
         """The counters of a previous session's stats.json (`saved`); its choice counts go back
-        into the queue's entries, operator usefulness and family yields into `mutator`."""
+        into the queue's entries, operator usefulness and family yields into `mutator`, what
+        each configuration found and which entries were swept into `configurations`."""
         counters = saved.get("counters", {})
         stats = FuzzStats(**{k: v for k, v in counters.items() if k in FuzzStats.__dataclass_fields__})
         stats.kept = len(corpus)
@@ -55,10 +59,13 @@ class Checkpoint:
         stats.execs = max(stats.execs, stats.kept + stats.hits)
         state = saved.get("queue_state", {})
         for entry in corpus.entries:
-            entry.times_chosen, entry.finds = state.get(str(entry.id), (0, 0))
+            entry.times_chosen, entry.finds, entry.known_hits = (*state.get(str(entry.id), ()), 0, 0, 0)[:3]
         for op, values in saved.get("operators", {}).items():
             mutator.stats[op] = Usefulness(**values)
         for family, value in saved.get("family_yield", {}).items():
             if family in mutator.family_yield or family == LLM_FAMILY:  # L: whether or not on this session
                 mutator.family_yield[family] = float(value)
+        if configurations is not None:
+            configurations.restore(saved.get("configurations", {}),
+                                   [(entry.id, entry.configuration) for entry in corpus.entries])
         return stats

@@ -7,6 +7,7 @@ from collections import _count_elements  # Counter.update's C loop, for a plain 
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from mutator.core.configurations import DEFAULT
 from mutator.core.features import is_arc
 from mutator.core.program import Program
 
@@ -23,6 +24,10 @@ class CorpusEntry:
     times_chosen: int = 0
     finds: int = 0  # mutants of it that were kept or found a bug
     favoured: bool = False
+    configuration: str = DEFAULT  # the Dynamo configuration it was checked (and kept) under
+    # mutants of it that hit a bug filed before (--known) or one this campaign has filed many times:
+    # the neighbourhood is used up, and the schedule gives it less energy
+    known_hits: int = 0
 
     @property
     def cost(self) -> float:

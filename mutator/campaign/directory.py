@@ -30,6 +30,7 @@ from typing import IO, TYPE_CHECKING, Any
 
 from mutator.core import storage
 from mutator.campaign.corpus import CorpusEntry, CoverageMap
+from mutator.core.configurations import DEFAULT
 from mutator.core.features import CAMPAIGN_COVERAGE
 from mutator.core.program import Program, ProgramError, ProgramForm
 
@@ -60,6 +61,9 @@ class CampaignConfig:
     max_stack: int = 3
     splice: bool = True  # family S (splices of two queue entries) among the operators
     feedback: bool = True  # off: nothing is kept for its features (the unguided baseline of bench/yield.py)
+    # the Dynamo configurations checks take (`mutator.core.configurations`; the first: the dry run's)
+    configurations: tuple[str, ...] = (DEFAULT,)
+    avoid_known: bool = True  # queue entries whose mutants keep hitting known bugs get less energy
     llm: dict[str, Any] | None = None  # the LLM's public settings (model, endpoint, budgets; never the key)
     sandbox: str = ""  # the confinement of the latest session's runs ("landlock ABI 7", "audit hooks", "off")
     # the torch under test (`mutator.core.build.Build` as JSON) and the interpreter --python named, if one:
@@ -79,7 +83,8 @@ class CampaignConfig:
             raise CampaignError(f"{path}: campaign format {data.get('format')!r}, this mutator writes "
                                 f"{FORMAT_VERSION}; start a new campaign with another --out")
         try:
-            return cls(**{**data, "corpus": tuple(data["corpus"]), "coverage": tuple(data["coverage"])})
+            return cls(**{**data, "corpus": tuple(data["corpus"]), "coverage": tuple(data["coverage"]),
+                          "configurations": tuple(data.get("configurations", (DEFAULT,)))})
         except (KeyError, TypeError) as exc:
             raise CampaignError(f"{path}: not a campaign configuration ({exc})") from None
 
@@ -147,7 +152,8 @@ class Campaign:
         ops = "+".join(dict.fromkeys(step.split("@", 1)[0] for step in entry.provenance.split("+")))
         if len(ops) > 80:
             ops = ops[:77] + "..."
-        return f"id:{entry.id:06d},src:{entry.parent:06d},op:{ops}"
+        under = f",config:{entry.configuration}" if entry.configuration != DEFAULT else ""
+        return f"id:{entry.id:06d},src:{entry.parent:06d},op:{ops}{under}"
 
     def program_path(self, name: str) -> Path:
         return self.queue / f"{name}.py"
@@ -160,7 +166,7 @@ class Campaign:
             id=entry.id, parent=entry.parent, depth=entry.depth, provenance=entry.provenance,
             seconds=round(entry.seconds, 4), found_at=round(found_at, 2), form=entry.program.form.value,
             digest=entry.program.digest, recipe=recipe.as_json() if recipe is not None else None,
-            features=sorted(entry.features),
+            configuration=entry.configuration, features=sorted(entry.features),
         ))
 
     def load_entries(self) -> list[CorpusEntry]:
@@ -176,7 +182,8 @@ class Campaign:
                 program = Program.from_source(program_path.read_text(encoding="utf-8"), str(program_path))
                 entries.append(CorpusEntry(id=data["id"], program=program, features=frozenset(data["features"]),
                                            seconds=data["seconds"], depth=data["depth"], parent=data["parent"],
-                                           provenance=data["provenance"]))
+                                           provenance=data["provenance"],
+                                           configuration=data.get("configuration", DEFAULT)))
             except (storage.StorageError, ProgramError, UnicodeDecodeError, KeyError, TypeError, ValueError) as exc:
                 moved = self.set_corrupt_aside(sidecar, program_path)
                 self.problems.append(f"{program_path.name}: unreadable ({storage.one_line(exc)}); moved to {moved}/, "

@@ -42,13 +42,18 @@ from mutator.repair import RepairRequest
 class Job:
     """A check the loop sends: the task, the queue entry its program comes from (None for a
     seed) and, once the reply is in, what was checked (a recipe's mutant is built by the
-    worker)."""
+    worker). A `sweep` checks the queue entry `parent` itself, under another configuration."""
 
     task: CheckTask
     parent: CorpusEntry | None
     seed_path: str | None = None
     program: Program | None = None
-    mutant: Mutant | None = None  # None for a seed
+    mutant: Mutant | None = None  # None for a seed or a sweep
+    sweep: bool = False
+
+    @property
+    def configuration(self) -> str:
+        return self.task.configuration
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +68,7 @@ class Checked:
     kept: bool
     new_features: bool
     new_bug: bool = False  # filed a frontend-bug signature this campaign had not filed before
+    known: bool = False  # hit a bug filed before (--known), or one this campaign has filed many times
 
     @property
     def valid(self) -> bool:

@@ -43,6 +43,8 @@ def status_line(s: dict[str, Any]) -> str:
             f"(favoured {s['favoured']})  arcs {s['arcs']}  features {s['features']}  "
             f"findings {s['findings']} [{kinds}] hits {s['hits']}"
             + (f"  known {s['known_signatures']} ({s['known_hits']} hits)" if s.get("known_hits") else "")
+            + (f"  to known bugs {s['known_share']:.0%}" if s.get("known_share") else "")
+            + configurations_part(s)
             + f"  invalid {s['invalid_rate']:.0%}  "
             f"unstable {s['unstable_rate']:.0%}"
             + (f"  reduced {s['reduced']} (merged {s['merged']}, queued {s['reducing']})"
@@ -54,6 +56,17 @@ def status_line(s: dict[str, Any]) -> str:
                if s.get("llm") else "")
             + (f"  synced {s['sync']['imported']} entries, {s.get('known_from_peers', 0)} findings known from peers"
                if s.get("sync") else ""))
+
+
+def configurations_part(s: dict[str, Any]) -> str:
+    """"  configs default 310/1, nested-graph-breaks 95/2 (sweep 40 left)": checks and new
+    bugs per configuration, when there are several."""
+    configurations = s.get("configurations") or {}
+    if len(configurations) < 2:
+        return ""
+    parts = ", ".join(f"{name} {c.get('checks', 0)}/{c.get('new_bugs', 0)}" for name, c in configurations.items())
+    waiting = f" (sweep {s['sweep_waiting']} left)" if s.get("sweep_waiting") else ""
+    return f"  configs (checks/new bugs) {parts}{waiting}"
 
 
 def _repaired(s: dict[str, Any]) -> int:
@@ -174,6 +187,8 @@ def render(s: dict[str, Any], title: str) -> Panel:
     findings.caption = (f"hits {s['hits']}; "
                         + (f"known from --known: {s['known_signatures']} signatures, {s['known_hits']} hits; "
                            if s.get("known_hits") else "")
+                        + (f"{s['known_share']:.0%} of the checks hit bugs known already; "
+                           if s.get("known_share") else "")
                         + f"reduced {s.get('reduced', 0)}, merged {s.get('merged', 0)}, "
                         f"queued for reduction {s.get('reducing', 0)}"
                         + (f", confirmed on other torches {s['confirmed']} (waiting {s['confirming']})"
@@ -185,13 +200,25 @@ def render(s: dict[str, Any], title: str) -> Panel:
         applied = c.get("applied", 0)
         families.add_row(family, str(applied), f"{c.get('valid', 0) / applied:.0%}" if applied else "-",
                          str(c.get("new", 0)), str(c.get("findings", 0)))
+    tables = [findings, families]
+    configurations = s.get("configurations") or {}
+    if len(configurations) > 1:
+        table = Table(title="Dynamo configurations", title_justify="left", expand=True, show_edge=False)
+        for column in ("configuration", "checks", "swept", "kept", "new bugs", "known hits"):
+            table.add_column(column, justify="right" if column != "configuration" else "left")
+        for name, c in configurations.items():
+            table.add_row(name, str(c.get("checks", 0)), str(c.get("swept", 0)), str(c.get("kept", 0)),
+                          str(c.get("new_bugs", 0)), str(c.get("known", 0)))
+        if s.get("sweep_waiting"):
+            table.caption = f"{s['sweep_waiting']} queue entries wait to be checked under other configurations"
+        tables.append(table)
     extra = "\n".join(origin_lines(s))
     sync = s.get("sync")
     if sync:
         extra = "\n".join(filter(None, [extra, f"sync: {sync['imported']} entries taken from peers in "
                                                f"{sync['rounds']} rounds; {s.get('known_from_peers', 0)} findings "
                                                "known from peers"]))
-    return Panel(Group(top, findings, families, *([extra] if extra else []),
+    return Panel(Group(top, *tables, *([extra] if extra else []),
                        f"workers: {workers_line(s['workers'])}   lost runs: {s['lost']}"),
                  title=title, subtitle="Ctrl-C stops cleanly")
 

@@ -21,8 +21,11 @@ from rich.console import Console
 
 from mutator.campaign.directory import Campaign, CampaignConfig, CampaignError
 from mutator.judge.check import Checker
-from mutator.commands.common import (EXIT_USAGE, Duration, absolute_interpreters, open_executor, python_option,
-                                     ray_option, run_config, run_options)
+from mutator.commands.common import (EXIT_USAGE, Duration, absolute_interpreters, configurations_option,
+                                     offered_configurations, open_executor, python_option, ray_option, run_config,
+                                     run_options)
+from mutator.campaign.configurations import ConfigurationSchedule
+from mutator.core.configurations import CAMPAIGN_CONFIGURATIONS
 from mutator.core.build import Build
 from mutator.core.features import CAMPAIGN_COVERAGE, DYNAMO_SIGNALS
 from mutator.core.observation import RunConfig
@@ -53,7 +56,7 @@ from mutator.campaign.sync import SYNC_EVERY, Sync, SyncError, instance_director
 from mutator.campaign.ui import LiveScreen, StatusLines, finding_lines, origin_lines, status_line
 
 CAMPAIGN_OPTIONS = ("corpus_dirs", "backend", "schedule", "seed", "timeout", "memory_mb", "coverage_include",
-                    "no_splice", "no_feedback", "max_stack")
+                    "no_splice", "no_feedback", "max_stack", "no_avoid_known")
 
 
 @click.command()
@@ -109,6 +112,13 @@ CAMPAIGN_OPTIONS = ("corpus_dirs", "backend", "schedule", "seed", "timeout", "me
 @click.option("--no-feedback", is_flag=True,
               help="Keep no mutant for its features and learn nothing from them: the unguided baseline that "
                    "bench/yield.py measures guidance against (with --schedule uniform).")
+@configurations_option(CAMPAIGN_CONFIGURATIONS)
+@click.option("--no-rejudge-known", is_flag=True,
+              help="Know the bugs of --known only by what they were filed under, without judging their programs on "
+                   "this torch first (where a crash site moved between releases, the bug then looks new).")
+@click.option("--no-avoid-known", is_flag=True,
+              help="Give queue entries whose mutants keep hitting known bugs (--known, or filed here many times) "
+                   "their full energy anyway (to measure what avoiding them adds).")
 @ray_option
 @python_option
 @run_options
@@ -118,7 +128,8 @@ def fuzz(ctx: click.Context, corpus_dirs: tuple[str, ...], out: Path, duration: 
          reduce_share: float, no_repair: bool, no_llm: bool, llm_model: str | None, llm_budget_calls: int | None,
          llm_budget_tokens: int | None, sync_dir: Path | None, instance: str | None, sync_every: float,
          known_paths: tuple[Path, ...], confirm_on: tuple[str, ...], no_splice: bool, no_feedback: bool,
-         max_stack: int, ray_address: str | None,
+         max_stack: int, configurations: tuple[str, ...], no_rejudge_known: bool, no_avoid_known: bool,
+         ray_address: str | None,
          python: str | None, backend: str, timeout: float, memory_mb: int, jobs: int | None, no_sandbox: bool) -> None:
     """Fuzz torch.compile: mutate the corpus, keep what reaches new Dynamo code, file findings.
 
@@ -139,13 +150,17 @@ def fuzz(ctx: click.Context, corpus_dirs: tuple[str, ...], out: Path, duration: 
             campaign = Campaign.create(out, CampaignConfig(
                 corpus=tuple(corpus_dirs), backend=backend, schedule=schedule, seed=seed, timeout=timeout,
                 memory_mb=memory_mb, coverage=tuple(coverage_include), splice=not no_splice,
-                feedback=not no_feedback, max_stack=max_stack))
+                feedback=not no_feedback, max_stack=max_stack, configurations=configurations,
+                avoid_known=not no_avoid_known))
         llm_config = _llm_config(campaign, no_llm=no_llm, model=llm_model, budget_calls=llm_budget_calls,
                                  budget_tokens=llm_budget_tokens)
     except (CampaignError, StorageError) as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(EXIT_USAGE)
     known = KnownHits(campaign.root, known_bugs) if known_bugs is not None else None
+    named = ctx.get_parameter_source("configurations") is click.core.ParameterSource.COMMANDLINE
+    if resume and named and configurations != campaign.config.configurations:  # a resumed campaign may change them
+        campaign.save_config(dataclasses.replace(campaign.config, configurations=configurations))
     config = campaign.config
     seeds: list = []
     suites = [path for path in config.corpus if is_suite(path)] if not resume else []  # test folders: harvested
@@ -170,11 +185,14 @@ def fuzz(ctx: click.Context, corpus_dirs: tuple[str, ...], out: Path, duration: 
             click.echo(f"error: {exc}", err=True)
             sys.exit(EXIT_USAGE)
         torch_version = pool.build.describe()
+        offered = offered_configurations(pool, config.configurations, strict=named)
         campaign.save_config(config := dataclasses.replace(config, sandbox=pool.sandbox(), torch=pool.build.as_json(),
                                                            python=python, driver=Build.driver().as_json()))
         if known is not None:
             click.echo(f"known: {len(known.known.signatures)} signatures and {len(known.known.digests)} reduced "
                        f"programs filed before, from {', '.join(known.known.sources)}", err=True)
+            if not no_rejudge_known:
+                _rejudge_known(known.known, pool, backend=config.backend, offered=offered)
         sync = SyncLane(Sync(campaign, every=sync_every)) if sync_dir is not None else None
         reduction = None if no_reduce else ReductionLane(BackgroundReduction(
             pool, campaign.root, workers=pool.size, config=run, torch_version=torch_version, max_share=reduce_share,
@@ -182,7 +200,7 @@ def fuzz(ctx: click.Context, corpus_dirs: tuple[str, ...], out: Path, duration: 
         confirm = _confirm_lane(pool, confirm_on, others, config=run, reducing=reduction is not None)
         lanes = [*_repair_and_llm_lanes(llm_config, campaign, no_repair=no_repair, no_llm=no_llm),
                  *(lane for lane in (sync, reduction, confirm) if lane is not None)]
-        fuzzer = build_fuzzer(campaign, pool, torch_version, lanes=lanes, known=known)
+        fuzzer = build_fuzzer(campaign, pool, torch_version, lanes=lanes, known=known, configurations=offered)
         if resume:  # a dry run a kill cut short: its unchecked seeds, less those the queue holds already
             queued = {entry.program.digest for entry in fuzzer.corpus.entries}
             seeds = [program for program in campaign.load_dry_run() if program.digest not in queued]
@@ -260,6 +278,19 @@ def _known_bugs(out: Path, paths: tuple[Path, ...]) -> KnownBugs | None:
     return bugs
 
 
+def _rejudge_known(known: KnownBugs, pool, *, backend: str, offered: tuple[str, ...]) -> None:  # type: ignore[no-untyped-def]
+    """The known bugs' programs judged on this torch (cached), so that a bug whose signature
+    moved since it was filed is known by the one it shows here too."""
+    todo = [p for p in known.programs if p.configuration in offered]
+    if not todo:
+        return
+    with progress(None, f"judging the {len(todo)} programs of the known bugs on {pool.build.describe()}") as bar:
+        added = known.rejudge(Checker(pool), pool.build, backend=backend, offered=offered,
+                              progress=lambda done, total: bar.advance())
+    click.echo(f"known: their {len(todo)} programs judged on this torch show {added} signatures they were not filed "
+               "under; those are known too", err=True)
+
+
 def _llm_config(campaign: Campaign, *, no_llm: bool, model: str | None, budget_calls: int | None,
                 budget_tokens: int | None):  # type: ignore[no-untyped-def]
     """The LLM of this session, from the environment (never from disk: the key is read
@@ -301,11 +332,12 @@ def _repair_and_llm_lanes(config, campaign: Campaign, *, no_repair: bool,  # typ
 
 
 def build_fuzzer(campaign: Campaign, executor, torch_version: str, *, checker=None,  # type: ignore[no-untyped-def]
-                 lanes: Sequence[Lane] = (), known: KnownHits | None = None) -> Fuzzer:
+                 lanes: Sequence[Lane] = (), known: KnownHits | None = None,
+                 configurations: tuple[str, ...] | None = None) -> Fuzzer:
     """The loop of a campaign directory (new or resumed) on `executor`, with `lanes` beside it:
     its corpus, coverage, findings and statistics as on disk, checks through `checker`
     (default: a `Checker` of the executor; the benches pass a stand-in), two checks in
-    flight per worker."""
+    flight per worker, under `configurations` (default: the campaign's)."""
     config = campaign.config
     corpus, coverage = Corpus(), campaign.load_coverage()
     for entry in campaign.load_entries():
@@ -315,9 +347,10 @@ def build_fuzzer(campaign: Campaign, executor, torch_version: str, *, checker=No
     fuzzer = Fuzzer(
         corpus=corpus, coverage=coverage,
         mutator=Mutator(all_operators(), max_stack=config.max_stack, splice=config.splice),
-        schedule=SCHEDULES[config.schedule](), checker=checker or Checker(executor), filing=Filing(store, known),
-        campaign=campaign, lanes=lanes, rng=random.Random(config.seed), inflight=2 * executor.size,
-        feedback=config.feedback, health=executor.health,
+        schedule=SCHEDULES[config.schedule](avoid_known=config.avoid_known), checker=checker or Checker(executor),
+        filing=Filing(store, known), campaign=campaign, lanes=lanes, rng=random.Random(config.seed),
+        inflight=2 * executor.size, feedback=config.feedback, health=executor.health,
+        configurations=ConfigurationSchedule(configurations or config.configurations, feedback=config.feedback),
     )
     fuzzer.restore(campaign.load_stats())
     fuzzer.rng = random.Random(f"{config.seed}/{fuzzer.stats.execs}")  # a resumed session does not replay

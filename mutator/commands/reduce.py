@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 from pathlib import Path
@@ -9,7 +10,7 @@ from pathlib import Path
 import click
 from rich.console import Console
 
-from mutator.commands.common import EXIT_USAGE, python_option, run_config, run_options
+from mutator.commands.common import EXIT_USAGE, config_option, python_option, run_config, run_options
 from mutator.findings.readme import matters_summary
 from mutator.exec.pool import PoolError, WorkerPool
 
@@ -30,16 +31,20 @@ from mutator.exec.pool import PoolError, WorkerPool
                    "reduce to another bug are split off into findings of their own (DIR-splitN).")
 @python_option
 @run_options
+@config_option
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object per target.")
 def reduce(targets: tuple[Path, ...], out: Path | None, time_limit: float | None, no_ablation: bool,
            matters_budget: int | None, variants: int, python: str | None,
-           backend: str, timeout: float, memory_mb: int, jobs: int | None, no_sandbox: bool, as_json: bool) -> None:
+           backend: str, timeout: float, memory_mb: int, jobs: int | None, no_sandbox: bool, configuration: str,
+           as_json: bool) -> None:
     """Reduce findings: program files, or finding directories (their smallest.py).
 
     Keeps the smallest program with the same signature (verdict, exception, Dynamo frame or
     graph-break type, diverging observation), writes a standalone repro.py when it fails
-    with plain python, and checks the finding under each backend and mode. Exit status: 0,
-    or 2 when a target could not be reduced (it does not reproduce, or is not a program).
+    with plain python, and checks the finding under each backend and mode. A finding is
+    reduced under the Dynamo configuration it failed under (finding.json); a program file
+    under --config. Exit status: 0, or 2 when a target could not be reduced (it does not
+    reproduce, or is not a program).
     """
     from mutator.reduce import matters
     from mutator.reduce.driver import ReduceDriver
@@ -48,7 +53,8 @@ def reduce(targets: tuple[Path, ...], out: Path | None, time_limit: float | None
         click.echo(f"error: {out}: with several targets --out must be an existing directory", err=True)
         sys.exit(EXIT_USAGE)
     console = Console(stderr=True)
-    config = run_config(backend=backend, timeout=timeout, memory_mb=memory_mb, no_sandbox=no_sandbox)
+    config = run_config(backend=backend, timeout=timeout, memory_mb=memory_mb, no_sandbox=no_sandbox,
+                        configuration=configuration)
     outcomes = []
     try:
         with WorkerPool(workers=jobs, config=config, python=python or sys.executable) as pool:
@@ -106,15 +112,22 @@ def _split(pool, config, target: Path, limit: int, *, time_limit: float | None, 
     finding = store.at(target)
     if finding is None:  # merged into another after its reduction
         return None
-    reducer = Reducer(pool, workers=pool.size, config=config)
+    reducers: dict[str, Reducer] = {}
+
+    def reducer_for(configuration: str) -> Reducer:  # a variant is reduced under the configuration it failed under
+        if configuration not in reducers:
+            reducers[configuration] = Reducer(pool, workers=pool.size,
+                                              config=dataclasses.replace(config, configuration=configuration))
+        return reducers[configuration]
+
     prober = matters.Prober(pool, budget=budget)
 
     def explain(reduction):  # type: ignore[no-untyped-def]
-        target_of = reducer.target_of(reduction.check, reduction.signature)
+        target_of = reducer_for(reduction.check.configuration).target_of(reduction.check, reduction.signature)
         return prober.explain(target_of, original=reduction.original.source).as_json()
 
-    return split_variants(reducer, store, finding, limit=limit, time_limit=time_limit,
-                          explain=explain if budget > 0 else None, on_progress=on_progress)
+    return split_variants(reducer_for(finding.configuration), store, finding, limit=limit, time_limit=time_limit,
+                          explain=explain if budget > 0 else None, on_progress=on_progress, reducer_for=reducer_for)
 
 
 def _halfway(outcome) -> bool:  # type: ignore[no-untyped-def]

@@ -5,6 +5,7 @@ reduced finding lacks, and prints the table."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 from pathlib import Path
@@ -78,8 +79,12 @@ def report(campaign_dirs: tuple[Path, ...], out: Path | None, no_ablation: bool,
                     click.echo(f"ablation: {reported.directory}", err=True)
                     finding = reported.finding
                     program = Program.from_source(finding.reduction["source"], str(reported.directory / "reduced.py"))
-                    rows = ablation.ablate(pool, program, finding.signature.base(), base=config, parallel=pool.size)
-                    finding.reduction.update(ablation=[row.as_json() for row in rows], label=ablation.label(rows))
+                    configuration = finding.reduction.get("configuration", finding.configuration)
+                    rows = ablation.ablate(pool, program, finding.signature.base(),
+                                           base=dataclasses.replace(config, configuration=configuration),
+                                           parallel=pool.size)
+                    finding.reduction.update(ablation=[row.as_json() for row in rows], label=ablation.label(rows),
+                                             configurations_label=ablation.configurations_label(rows, configuration))
                     campaigns.save(reported)
         except PoolError as exc:
             click.echo(f"error: {exc}", err=True)

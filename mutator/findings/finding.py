@@ -10,18 +10,23 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from mutator.core.configurations import DEFAULT
 from mutator.findings.signature import Signature
 from mutator.mutation.operator import REPAIR_PREFIX, family_of
 
 MAX_STORED_HITS = 1000  # provenance kept per finding; the count goes on beyond
 MAX_VARIANTS = 16  # programs kept per finding, one per distinct trigger
+SWEEP_PREFIX = "sweep:"  # the provenance of a queue entry checked as it is under another configuration
 
 
 def trigger(provenance: str) -> str:
-    """What made a program hit a signature: the seed itself, or the taxonomy families of
-    the operators of its last mutation step (its parent passed, so they caused the hit)."""
+    """What made a program hit a signature: the seed itself, a configuration its queue entry
+    (which passed under another) was swept under, or the taxonomy families of the operators
+    of its last mutation step (its parent passed, so they caused the hit)."""
     if provenance.startswith("seed:"):
         return "seed " + provenance.removeprefix("seed:").rsplit("/", 1)[-1].removesuffix(".py")
+    if provenance.startswith(SWEEP_PREFIX):
+        return "configuration " + provenance.removeprefix(SWEEP_PREFIX).split(":", 1)[0]
     return "+".join(sorted({family_of(step) for step in provenance.split("+")
                             if step and not step.startswith(REPAIR_PREFIX)}))  # a repair is no trigger
 
@@ -50,6 +55,10 @@ class Finding:
     versions: dict[str, Any] = field(default_factory=dict)  # on which torches it fails (`mutator.report.versions`)
     # the smallest hit's divergence, when its program's own tests passed over it (`mutator.judge.missed`)
     missed_by_tests: dict[str, str] = field(default_factory=dict)
+    # the Dynamo configuration smallest.py failed under (`mutator.core.configurations`): what its
+    # reduction, reproducer and version checks run under; and the hits under each configuration
+    configuration: str = DEFAULT
+    configurations: dict[str, int] = field(default_factory=dict)
 
     @property
     def is_new(self) -> bool:
@@ -62,8 +71,10 @@ class Finding:
                     details=self.details, reduction=self.reduction, merged=self.merged, known_from=self.known_from)
         data.update({key: value for key, value in (("known", self.known), ("split_from", self.split_from),
                                                    ("split_into", self.split_into), ("versions", self.versions),
-                                                   ("missed_by_tests", self.missed_by_tests))
+                                                   ("missed_by_tests", self.missed_by_tests),
+                                                   ("configurations", self.configurations))
                      if value})
+        data.update(configuration=self.configuration)
         return dict(data, history=self.history)
 
     @classmethod
@@ -75,4 +86,6 @@ class Finding:
                    merged=list(data.get("merged", [])), known_from=data.get("known_from", ""),
                    known=dict(data.get("known", {})), split_from=data.get("split_from", ""),
                    split_into=list(data.get("split_into", [])), versions=dict(data.get("versions", {})),
-                   missed_by_tests=dict(data.get("missed_by_tests", {})))
+                   missed_by_tests=dict(data.get("missed_by_tests", {})),
+                   configuration=str(data.get("configuration", DEFAULT)),
+                   configurations={str(k): int(v) for k, v in data.get("configurations", {}).items()})

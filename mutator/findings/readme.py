@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from mutator.core.configurations import CONFIGURATIONS, DEFAULT
 from mutator.core.verdict import Verdict
 from mutator.findings.finding import MAX_VARIANTS, Finding
 from mutator.findings.signature import SEVERITY, Signature
@@ -24,7 +25,10 @@ def readme(finding: Finding, *, root: Path, backend: str, torch_version: str) ->
         f"- **reproduce**: "
         + (f"`python {root / finding.directory}/repro.py` (needs only torch), or " if
            finding.reduction.get("repro_reproduces") else "")
-        + f"`mutate run {root / finding.directory}/smallest.py` (backend `{backend}`)",
+        + f"`mutate run {root / finding.directory}/smallest.py`"
+        + (f" --config {finding.configuration}" if finding.configuration != DEFAULT else "")
+        + f" (backend `{backend}`)",
+        *_configuration_lines(finding),
         f"- **programs**: `smallest.py` ({finding.smallest_size} characters), `first.py` (first hit), "
         f"`variants/` (the smallest of each trigger); every hit's provenance is in `finding.json`",
         f"- **hits**: {finding.hits}",
@@ -53,6 +57,18 @@ def readme(finding: Finding, *, root: Path, backend: str, torch_version: str) ->
     if len(finding.variants) >= MAX_VARIANTS:
         lines.append(f"\nOnly the first {MAX_VARIANTS} triggers keep a program; later ones count in `hits`.")
     return "\n".join(lines) + "\n\n" + finding.details
+
+
+def _configuration_lines(finding: Finding) -> list[str]:
+    """The Dynamo configurations the finding was hit under, and the one smallest.py needs."""
+    under = finding.configurations or {finding.configuration: finding.hits}
+    if set(under) == {DEFAULT} and finding.configuration == DEFAULT:
+        return []
+    known = CONFIGURATIONS.get(finding.configuration)
+    hits = ", ".join(f"{name} ({n} hits)" for name, n in sorted(under.items(), key=lambda kv: -kv[1]))
+    return [f"- **configuration**: smallest.py fails under `{finding.configuration}`"
+            + (f", {known.describe()}: {known.why}" if known is not None and not known.is_default else "")
+            + f"; hits under {hits}"]
 
 
 def _reduction_lines(reduction: dict[str, Any]) -> list[str]:

@@ -113,9 +113,11 @@ class FindingStore:
         is_new = created and not finding.known_from
         directory = self.root / finding.directory
         finding.hits += 1
+        finding.configurations[result.configuration] = finding.configurations.get(result.configuration, 0) + 1
         smallest = created or size < finding.smallest_size
         if smallest:
             finding.smallest_size = size
+            finding.configuration = result.configuration
             finding.reason = result.reason
             storage.write_text(directory / "smallest.py", program.source)
             finding.details = details(result)
@@ -124,7 +126,8 @@ class FindingStore:
         kept = self._record_variant(finding, result, trigger(provenance), recipe)
         if len(finding.history) < MAX_STORED_HITS:
             finding.history.append(dict(at=round(elapsed, 2), provenance=provenance, parent=parent, size=size,
-                                        digest=program.digest, wall=round(time.time(), 1)))
+                                        digest=program.digest, wall=round(time.time(), 1),
+                                        configuration=result.configuration))
         self.findings[signature] = finding
         if smallest or kept or not self.lazy:
             self.save(finding)
@@ -152,7 +155,7 @@ class FindingStore:
         variant["hits"] += 1
         if variant["hits"] > 1 and size >= variant["size"]:
             return False
-        variant.update(size=size, reason=result.reason[:300])
+        variant.update(size=size, reason=result.reason[:300], configuration=result.configuration)
         if recipe is not None:
             variant["recipe"] = recipe.as_json()
         else:

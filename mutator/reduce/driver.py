@@ -2,7 +2,10 @@
 
 A finding directory gets `reduced.py` and, when it is verified to fail with plain
 python, `repro.py` beside `smallest.py`; its `finding.json` and README say what the
-reduction did. After the reduction, "what matters" probes the reduced program; the
+reduction did. A finding hit under a Dynamo configuration (`mutator.core.configurations`)
+is reduced under it; the reduced program is then checked under Dynamo's defaults, and
+where it fails there too the configuration is dropped (what matters says whether the bug
+needs it). After the reduction, "what matters" probes the reduced program; the
 variants it found that still fail and simplify are taken into it (`unneeded`), the
 result confirmed in fresh runs, and what the bug needs is checked in the original
 (`crosscheck`); the reproducer and the ablation are of the final program. The program
@@ -21,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from mutator.core import storage
+from mutator.core.configurations import CONFIGURATIONS, DEFAULT
 from mutator.judge.check import CheckResult, Runner
 from mutator.findings.finding import Finding
 from mutator.findings.signature import Signature
@@ -46,6 +50,13 @@ class ReductionReport:
     rows: list[ablation.AblationRow] = field(default_factory=list)
     matters: matters.Matters | None = None
     error: str = ""
+    found_under: str = DEFAULT  # the Dynamo configuration the program failed under when given
+    needs_configuration: bool | None = None  # whether the reduced program fails only under it (None: not asked)
+
+    @property
+    def configuration(self) -> str:
+        """The configuration the reduced program (and its reproducer) fails under."""
+        return self.reduction.check.configuration if self.reduction is not None else self.found_under
 
     def as_json(self) -> dict[str, Any]:
         data: dict[str, Any] = dict(target=self.target, error=self.error, written=self.written)
@@ -54,14 +65,19 @@ class ReductionReport:
             data.update(signature=r.signature.describe(), lines_before=r.lines[0], lines_after=r.lines[1],
                         chars_before=len(r.original.source), chars_after=len(r.reduced.source),
                         seconds=round(r.seconds, 1), checks=r.stats.checks, pass_errors=r.stats.pass_errors,
-                        confirmed=r.confirmed,
+                        confirmed=r.confirmed, reason=r.check.reason[:500],
                         passes={name: dict(tried=p.tried, kept=p.kept, seconds=round(p.seconds, 1))
                                 for name, p in r.stats.passes.items()})
         data.update(repro=self.repro.describe() if self.repro else self.repro_note,
                     repro_reproduces=bool(self.repro and self.repro.reproduces),
                     repro_output=self.repro.output[-3000:] if self.repro else "",
                     ablation=[row.as_json() for row in self.rows],
-                    label=ablation.label(self.rows) if self.rows else "")
+                    label=ablation.label(self.rows) if self.rows else "",
+                    configurations_label=ablation.configurations_label(self.rows, self.configuration)
+                    if self.rows else "")
+        data.update(configuration=self.configuration, found_under=self.found_under)
+        if self.needs_configuration is not None:
+            data.update(needs_configuration=self.needs_configuration)
         if self.matters is not None:
             data.update(matters=self.matters.as_json())
             if another := crosscheck.describe(self.matters.original):  # the reduction slid to another bug
@@ -88,8 +104,15 @@ class ReduceDriver:
         self._torch = torch_version
         self._time_limit = time_limit
         self._ablate = ablate
-        self._reducer = Reducer(runner, workers=workers, config=config)
+        self._reducers: dict[str, Reducer] = {}
         self._prober = matters.Prober(runner, budget=matters_budget) if matters_budget > 0 else None
+
+    def reducer(self, configuration: str) -> Reducer:
+        """The reducer whose runs take `configuration` (the driver's own run settings otherwise)."""
+        if configuration not in self._reducers:
+            config = dataclasses.replace(self._config, configuration=configuration)
+            self._reducers[configuration] = Reducer(self._runner, workers=self._workers, config=config)
+        return self._reducers[configuration]
 
     def reduce_path(self, path: Path, *, out: Path | None = None,
                     on_progress: Callable[[str, str], None] = lambda s, n: None) -> ReductionReport:
@@ -98,7 +121,7 @@ class ReduceDriver:
         return self._file(path, out, on_progress)
 
     def _file(self, path: Path, out: Path | None, on_progress: Callable[[str, str], None]) -> ReductionReport:
-        outcome = ReductionReport(str(path))
+        outcome = ReductionReport(str(path), found_under=self._config.configuration)
         try:
             program = load_program(path)
         except ProgramError as exc:
@@ -130,9 +153,10 @@ class ReduceDriver:
     def reduce_finding(self, directory: Path, finding: Finding, *, stop: Callable[[], bool] = lambda: False,
                        on_progress: Callable[[str, str], None] = lambda s, n: None,
                        charge: Callable[[float], None] = lambda seconds: None) -> ReductionReport:
-        """Reduce a finding's smallest.py and write reduced.py and repro.py beside it; its
-        record is the caller's to update (`record_reduction`), from the thread that owns it."""
-        outcome = ReductionReport(str(directory))
+        """Reduce a finding's smallest.py (under the configuration it failed under) and write
+        reduced.py and repro.py beside it; its record is the caller's to update
+        (`record_reduction`), from the thread that owns it."""
+        outcome = ReductionReport(str(directory), found_under=finding.configuration)
         try:
             program = load_program(directory / "smallest.py")
         except ProgramError as exc:
@@ -153,10 +177,37 @@ class ReduceDriver:
             return
         storage.write_text(reduced_path, reduction.reduced.source)
         outcome.written.append(str(reduced_path))
+        self._without_configuration(outcome, stop)
         self._explain(outcome, stop)
+        self._configuration_matters(outcome)
         if outcome.reduction is not reduction:  # what the analysis proved unneeded is out of it
             storage.write_text(reduced_path, outcome.reduction.reduced.source)
         self._write_results(outcome, repro_path, charge=charge)
+
+    def _without_configuration(self, outcome: ReductionReport, stop: Callable[[], bool]) -> None:
+        """Whether the reduced program fails only under the configuration it was found under:
+        checked the full way under Dynamo's defaults; where the same bug shows there too, the
+        reduction goes on without it (the reproducer, the ablation and the versions then
+        need no setting)."""
+        reduction = outcome.reduction
+        if reduction is None or reduction.check.configuration == DEFAULT or stop():
+            return
+        target = reduction.target or self.reducer(reduction.check.configuration).target_of(reduction.check,
+                                                                                         reduction.signature)
+        check = self.reducer(DEFAULT).confirm(reduction.reduced, target)
+        outcome.needs_configuration = check is None
+        if check is not None:
+            outcome.reduction = dataclasses.replace(reduction, check=check)
+
+    def _configuration_matters(self, outcome: ReductionReport) -> None:
+        """The configuration as a construct of what matters: needed, or not."""
+        if outcome.needs_configuration is None or outcome.matters is None:
+            return
+        found = CONFIGURATIONS[outcome.found_under]
+        outcome.matters.rows.append(matters.Row(
+            f"the configuration {found.describe()}", "Dynamo's defaults instead",
+            matters.PASSES if outcome.needs_configuration else matters.STILL_FAILS,
+            "" if outcome.needs_configuration else "fails under the defaults too"))
 
     def _explain(self, outcome: ReductionReport, stop: Callable[[], bool] = lambda: False) -> None:
         """What matters in the confirmed reduced program (`matters`), within the budget; the
@@ -167,7 +218,8 @@ class ReduceDriver:
             return
         started = time.monotonic()
         prober = self._prober
-        target = self._reducer.target_of(reduction.check, reduction.signature)
+        reducer = self.reducer(reduction.check.configuration)
+        target = reducer.target_of(reduction.check, reduction.signature)
         found = prober.explain(target, original=reduction.original.source, stop=stop)
         taken = unneeded.take_out(
             target.program.source, found, lambda sources: prober.outcomes(sources, target, found, stop),
@@ -175,7 +227,7 @@ class ReduceDriver:
             stop=stop)
         if taken.source != target.program.source and not stop():
             program = Program.from_source(taken.source, reduction.reduced.name)
-            check = self._reducer.confirm(program, reduction.target or target)
+            check = reducer.confirm(program, reduction.target or target)
             if check is not None:
                 outcome.reduction = dataclasses.replace(reduction, reduced=program, check=check)
                 found = taken.matters
@@ -187,8 +239,8 @@ class ReduceDriver:
     def _reduce(self, outcome: ReductionReport, program: Program, expect: Signature | None,
                 on_progress: Callable[[str, str], None], stop: Callable[[], bool] = lambda: False) -> bool:
         try:
-            outcome.reduction = self._reducer.reduce(program, expect=expect, time_limit=self._time_limit,
-                                                     on_progress=on_progress, stop=stop)
+            outcome.reduction = self.reducer(outcome.found_under).reduce(
+                program, expect=expect, time_limit=self._time_limit, on_progress=on_progress, stop=stop)
         except NotReproduced as exc:
             outcome.error = f"does not reproduce: {exc}"
             return False
@@ -216,7 +268,9 @@ class ReduceDriver:
             if repro_path.exists():
                 repro_path.unlink()  # an older one that no longer holds
         if self._ablate:
-            outcome.rows = ablation.ablate(self._runner, reduction.reduced, reduction.signature, base=self._config,
+            outcome.rows = ablation.ablate(self._runner, reduction.reduced, reduction.signature,
+                                           base=dataclasses.replace(self._config,
+                                                                    configuration=reduction.check.configuration),
                                            parallel=self._workers)
 
 

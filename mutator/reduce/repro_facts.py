@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 
+from mutator.core.configurations import CONFIGURATIONS
 from mutator.judge import storms
 from mutator.judge.check import CheckResult
 from mutator.core.observation import CallRecord, Observation
@@ -20,7 +21,9 @@ class ReproFacts:
     repeats: tuple[tuple[int, int], ...] = ()
     limit_hit: bool = False  # a code object hit the recompile limit (one the program did not lower)
     eager_seconds: float = 0.0
-    config: Changes = ()  # the Dynamo configuration the compiled calls began under, where the program changed it
+    # the Dynamo configuration the compiled calls began under: the check's configuration
+    # (`mutator.core.configurations`), and what the program changed itself
+    config: Changes = ()
     internal_error: bool = False  # the crash is Dynamo's InternalTorchDynamoError (a RuntimeError: programs catch it)
 
     @classmethod
@@ -28,7 +31,7 @@ class ReproFacts:
         compiled = check.compiled.observation
         crash = check.judgement.exception
         return cls(repeats=repeats(compiled), limit_hit=limit_hit(compiled), eager_seconds=check.eager.seconds,
-                   config=config_of(compiled),
+                   config=config_of(compiled, check.configuration),
                    internal_error=crash is not None and crash.short_type == "InternalTorchDynamoError")
 
 
@@ -53,10 +56,14 @@ def limit_hit(observation: Observation) -> bool:
     return any(r.limit and not r.lowered for call in observation.calls for r in call.recompiles)
 
 
-def config_of(observation: Observation) -> Changes:
-    """Every configuration entry any compiled call began under, at its first value."""
+def config_of(observation: Observation, configuration: str = "default") -> Changes:
+    """Every configuration entry any compiled call began under, at its first value: the
+    settings of the run's `configuration`, and those the program changed (which win)."""
     merged: dict[str, str] = {}
+    program: dict[str, str] = {}
     for call in observation.calls:
         for name, value in call.config:
-            merged.setdefault(name, value)
+            program.setdefault(name, value)
+    merged.update(CONFIGURATIONS[configuration].settings if configuration in CONFIGURATIONS else ())
+    merged.update(program)
     return tuple(sorted(merged.items()))

@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 
 from mutator.core import parsing
+from mutator.core.configurations import CONFIGURATIONS
 from mutator.core.program import Program
 from mutator.runtime.configs import Changes
 
@@ -76,14 +77,28 @@ def surfacing_internal_errors(repro: str) -> str:
 
 
 def config_lines(config: Changes) -> str:
-    """`torch._dynamo.config.<name> = <value>` for each entry the program changed: the
-    configuration its compiled calls ran under, set before anything is compiled."""
+    """`torch._dynamo.config.<name> = <value>` for each entry the compiled calls ran under,
+    set before anything is compiled: a named configuration's entries (`mutator.core.
+    configurations`: a campaign checked the program under it) with a comment saying what it
+    is and whether users run it, then those the program changed itself."""
     if not config:
         return ""
+    rest = dict(config)
+    named = []
+    for configuration in CONFIGURATIONS.values():
+        if configuration.settings and all(rest.get(name) == value for name, value in configuration.settings):
+            named.append(configuration)
+            for name, _ in configuration.settings:
+                del rest[name]
     modules = sorted({name.rsplit(".", 1)[0] for name, _ in config})
-    return "\n".join(["# the compiler configuration the program ran under (it sets it itself)",
-                      *(f"import {module}" for module in modules),
-                      *(f"{name} = {value}" for name, value in config)])
+    lines = [f"import {module}" for module in modules]
+    for configuration in named:
+        lines += [f"# the configuration {configuration.name!r}: {configuration.why}",
+                  *(f"{name} = {value}" for name, value in configuration.settings)]
+    if rest:
+        lines += ["# the compiler configuration the program ran under (it sets it itself)",
+                  *(f"{name} = {value}" for name, value in sorted(rest.items()))]
+    return "\n".join(lines)
 
 
 def compile_kwargs(program: Program, names: set[str]) -> str:

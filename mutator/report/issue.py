@@ -16,8 +16,9 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from mutator.core.configurations import CONFIGURATIONS, DEFAULT
 from mutator.core.verdict import Verdict
-from mutator.findings.finding import Finding
+from mutator.findings.finding import SWEEP_PREFIX, Finding
 from mutator.findings.known import Match
 from mutator.findings.readme import ablation_table
 from mutator.findings.root_cause import Group
@@ -95,6 +96,10 @@ def found_by(finding: Finding) -> str:
     provenance = first.get("provenance", "")
     if provenance.startswith("seed:"):
         return f"the seed program `{provenance.removeprefix('seed:')}` itself"
+    if provenance.startswith(SWEEP_PREFIX):
+        configuration, _, entry = provenance.removeprefix(SWEEP_PREFIX).partition(":")
+        return (f"checking a program of its queue (entry {entry}, which passed under the configuration it was "
+                f"checked under first) under the configuration `{configuration}`, {finding.hits} programs hit it")
     steps = [step for step in provenance.split("+") if step]
     families = sorted({family_of(step) for step in steps})
     return (f"mutating a seed with {', '.join(f'`{s}`' for s in steps) or 'unknown operators'} "
@@ -113,6 +118,7 @@ def report_markdown(finding: Finding, *, repro_source: str | None, versions: dic
     reduction = finding.reduction
     lines = [f"# {title(finding)}", "", "### 🐛 Describe the bug", ""]
     lines += [_description(finding), ""]
+    lines += configuration_lines(finding)
     if finding.missed_by_tests:
         lines += [missed_sentence(finding.missed_by_tests), ""]
     if repro_source is not None:
@@ -131,7 +137,8 @@ def report_markdown(finding: Finding, *, repro_source: str | None, versions: dic
     lines += [f"Expected: {_expected(finding.signature.verdict)}", ""]
     lines += matters.markdown(reduction.get("matters", {}))
     if reduction.get("ablation"):
-        lines += [f"Ablation (**{reduction.get('label', '')}**):", "", ablation_table(reduction["ablation"]), ""]
+        label = "; ".join(filter(None, [reduction.get("label", ""), reduction.get("configurations_label", "")]))
+        lines += [f"Ablation (**{label}**):", "", ablation_table(reduction["ablation"]), ""]
     lines += ["### Versions", "", "```"]
     lines += [f"{key}: {value}" for key, value in versions.items()]
     lines += ["```", ""]
@@ -149,6 +156,23 @@ def report_markdown(finding: Finding, *, repro_source: str | None, versions: dic
     lines += [*related, *([""] if related else [])]
     lines += ["Suggested labels: " + ", ".join(f"`{label}`" for label in LABELS), ""]
     return "\n".join(lines)
+
+
+def configuration_lines(finding: Finding) -> list[str]:
+    """What report.md says of the Dynamo configuration: the one the reproducer sets, and why
+    (off by default; whether users run it), or that the bug shows under the defaults too."""
+    reduction = finding.reduction
+    needed = reduction.get("configuration", finding.configuration)
+    if needed != DEFAULT and needed in CONFIGURATIONS:
+        configuration = CONFIGURATIONS[needed]
+        settings = ", ".join(f"`{name} = {value}`" for name, value in configuration.settings)
+        only = " only" if reduction.get("needs_configuration") else ""
+        passes = "; under Dynamo's defaults the program passes." if reduction.get("needs_configuration") else "."
+        return [f"It fails{only} with {settings}: {configuration.why}. The reproducer sets it{passes}", ""]
+    found = reduction.get("found_under", finding.configuration)
+    if found != DEFAULT:
+        return [f"Found under the configuration `{found}`; the reduced program fails under Dynamo's defaults too.", ""]
+    return []
 
 
 def _description(finding: Finding) -> str:
@@ -198,6 +222,7 @@ def summary_row(finding: Finding) -> dict[str, Any]:
                 reduced_lines=reduction.get("lines_after") if reduction.get("confirmed") else None,
                 repro=bool(reduction.get("repro_reproduces")), ablation=reduction.get("label", ""),
                 taxonomy=taxonomy(finding), merged=len(finding.merged),
+                configuration=finding.reduction.get("configuration", finding.configuration),
                 frontend_bug=finding.signature.verdict.is_frontend_bug,
                 versions=judged.status if judged else "", versions_line=judged.line if judged else "")
 

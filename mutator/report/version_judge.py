@@ -4,8 +4,10 @@
 Each torch is an interpreter and an executor whose workers run under it; the caller starts
 them (one pool per interpreter, reused across findings) and closes them. On each, the
 finding's reduced program and its smallest one are checked as the fuzzer checks (eager and
-compiled, confirmed) and its `repro.py` is run with that interpreter as `mutate reduce`
-verified it (plain python, with its control). What comes of it is a
+compiled, confirmed, under the Dynamo configuration each fails under: `mutator.core.
+configurations`; a torch that lacks it says so) and its `repro.py` is run with that
+interpreter as `mutate reduce` verified it (plain python, with its control; it sets the
+configuration itself). What comes of it is a
 `mutator.report.versions.Versions`; writing it into `finding.json` is the caller's, from the
 thread that owns the finding.
 """
@@ -19,6 +21,7 @@ from pathlib import Path
 
 from mutator.core import storage
 from mutator.core.build import Build
+from mutator.core.configurations import CONFIGURATIONS, DEFAULT
 from mutator.core.program import Program, ProgramError, load_program
 from mutator.exec import ExecutorError
 from mutator.findings.finding import Finding
@@ -62,8 +65,11 @@ class VersionJudge:
             finding = Finding.from_json(storage.read_json(directory / "finding.json"))
         ours = {finding.signature.base(), *(Signature(**m["signature"]).base() for m in finding.merged)}
         programs = _programs(directory)
-        pending = [[(name, checker.submit(CheckTask(program)) if isinstance(program, Program) else program)
-                    for name, program in programs] for checker in self._checkers]  # every check queued at once
+        configurations = {"reduced": finding.reduction.get("configuration", finding.configuration),
+                          "smallest": finding.configuration}
+        pending = [[(name, _submit(checker, torch, program, configurations.get(name, DEFAULT)))
+                    for name, program in programs]
+                   for torch, checker in zip(self._torches, self._checkers)]  # every check queued at once
         outcomes = []
         for torch, checks in zip(self._torches, pending):
             exit_code, said = self._run_repro(directory / "repro.py", torch.python)  # while the workers check
@@ -81,6 +87,17 @@ class VersionJudge:
         if verification.exit_code is None:
             return None, f"timed out after {self._repro_timeout:.0f} s"
         return verification.exit_code, verification.describe()
+
+
+def _submit(checker: Checker, torch: Torch, program: Program | str, configuration: str) -> Future[CheckReply] | str:
+    """The check of `program` under `configuration` on `torch`, or why there is none."""
+    if not isinstance(program, Program):
+        return program
+    offered = getattr(torch.runner, "configurations", None)
+    if offered is not None and configuration not in offered:
+        missing = ", ".join(name for name, _ in CONFIGURATIONS[configuration].settings)
+        return f"this torch has no {missing} (the configuration {configuration} it fails under)"
+    return checker.submit(CheckTask(program, configuration=configuration))
 
 
 def _programs(directory: Path) -> list[tuple[str, Program | str]]:

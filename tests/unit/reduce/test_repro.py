@@ -129,3 +129,18 @@ def test_a_program_the_reduction_left_without_import_torch_still_gets_its_reprod
     for repro in repros:
         compile(repro, "repro.py", "exec")
         assert "import torch" in repro
+
+
+def test_a_configuration_is_set_with_what_it_is_and_the_programs_own_changes_apart():
+    from mutator.reduce.repro_source import config_lines
+
+    lines = config_lines((("torch._dynamo.config.nested_graph_breaks", "True"),
+                          ("torch._dynamo.config.recompile_limit", "2"))).splitlines()
+    assert lines[0] == "import torch._dynamo.config"
+    assert lines[1].startswith("# the configuration 'nested-graph-breaks': nested graph breaks, off by default")
+    assert lines[2] == "torch._dynamo.config.nested_graph_breaks = True"
+    assert lines[3] == "# the compiler configuration the program ran under (it sets it itself)"
+    assert lines[4] == "torch._dynamo.config.recompile_limit = 2"
+    for source in make_repros(harness(), Verdict.CRASH,
+                              facts=ReproFacts(config=(("torch._dynamo.config.nested_graph_breaks", "True"),))):
+        assert source.index("nested_graph_breaks = True") < source.index("torch.compile(fn")

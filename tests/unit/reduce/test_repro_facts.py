@@ -51,3 +51,12 @@ def test_facts_keep_each_configuration_entry_at_its_first_value():
     observation = Observation(calls=(call(0, "a"), call(1, "b", config=(("m.x", "True"),)),
                                      call(2, "c", config=(("m.x", "False"), ("m.y", "3")))))
     assert config_of(observation) == (("m.x", "True"), ("m.y", "3"))
+
+
+def test_facts_set_the_checks_configuration_first_and_what_the_program_changed_wins():
+    observation = Observation(calls=(call(0, "a", config=(("torch._dynamo.config.automatic_dynamic_shapes", "True"),
+                                                          ("m.y", "3"))),))
+    assert config_of(observation, "dynamic") == (("m.y", "3"),
+                                                 ("torch._dynamo.config.assume_static_by_default", "False"),
+                                                 ("torch._dynamo.config.automatic_dynamic_shapes", "True"))
+    assert config_of(Observation(), "nested-graph-breaks") == (("torch._dynamo.config.nested_graph_breaks", "True"),)

@@ -71,3 +71,32 @@ def test_each_kind_s_report_says_what_is_expected_of_it():
         report("RECOMPILE_STORM")
     assert "Expected: the compiled run finishes within" in report("HANG")
     assert "`compiled:` equal to `eager:`" in report("MISMATCH")
+
+
+def test_a_report_says_which_configuration_the_bug_needs_and_how_it_was_found(tmp_path: Path):
+    from mutator.reduce.ablation import AblationRow, configurations_label
+
+    store = FindingStore(tmp_path)
+    judgement = Judgement(Verdict.MISMATCH, "call 1 (fn) result: eager 1, compiled 2")
+    result = CheckResult(Program.from_source(ONE, "m.py"), judgement, (run(), compiled_run()),
+                         configuration="nested-graph-breaks")
+    finding, _ = store.record(result, provenance="sweep:nested-graph-breaks:000004", parent=4, elapsed=1.0)
+    assert finding.configuration == "nested-graph-breaks" and finding.configurations == {"nested-graph-breaks": 1}
+    finding.reduction = dict(confirmed=True, lines_after=5, source=ONE, configuration="nested-graph-breaks",
+                             found_under="nested-graph-breaks", needs_configuration=True,
+                             configurations_label="only with nested graph breaks", label="frontend",
+                             ablation=[dict(setting="configuration default", verdict="PASS", same_signature=False)])
+    text = report_markdown(finding, repro_source=None, versions={})
+    assert "It fails only with `torch._dynamo.config.nested_graph_breaks = True`" in text
+    assert "under Dynamo's defaults the program passes" in text
+    assert "under the configuration `nested-graph-breaks`" in text  # how it was found: a sweep
+    assert "Ablation (**frontend; only with nested graph breaks**)" in text
+    assert summary_row(finding)["configuration"] == "nested-graph-breaks"
+    finding.reduction.update(configuration="default", needs_configuration=False)
+    assert "fails under Dynamo's defaults too" in report_markdown(finding, repro_source=None, versions={})
+    rows = [AblationRow("configuration default", "PASS", False, ""), AblationRow("configuration dynamic", "CRASH",
+                                                                               True, "")]
+    assert configurations_label(rows, "nested-graph-breaks") == \
+        "under the configurations nested-graph-breaks, dynamic only"
+    assert configurations_label(rows[:1], "nested-graph-breaks").startswith("only with nested graph breaks")
+    assert configurations_label([AblationRow("configuration dynamic", "CRASH", True, "")], "default") == ""

@@ -1,0 +1,152 @@
+"""Which Dynamo configuration each check takes (`mutate fuzz --configs`), and what each found.
+
+Programs that pass under Dynamo's defaults crash under settings users run (nested graph
+breaks, dynamic shapes, captured scalar outputs: `mutator.core.configurations`), so the
+campaign spends its checks across them, two ways:
+
+- the **sweep**: every queue entry, seeds first and each kept mutant as it comes, is checked
+  once as it is under each configuration it was not checked under (AFL's deterministic
+  stage, for configurations): the cheapest new ground, so it takes SWEEP_SHARE of the checks
+  while some are left;
+- each **mutant** takes a configuration: its parent's (the one its features were reached
+  under) half the time, otherwise one drawn by recent yield, a moving average of "a check
+  under it was kept or filed a new frontend bug", optimistic at first and floored so that
+  none is abandoned, as operator families are drawn (MOpt).
+
+Per configuration the campaign counts checks, new frontend bugs and hits of known bugs (the
+live screen and stats.json show them).
+"""
+
+from __future__ import annotations
+
+import random
+from collections import deque
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from mutator.core.configurations import DEFAULT
+
+SWEEP_SHARE = 2 / 3  # of the checks, while entries wait to be swept
+PARENT_AFFINITY = 0.5  # a mutant takes its parent's configuration this often
+MEMORY = 0.95  # weight of the past in a configuration's recent yield, per check under it
+FLOOR = 0.05  # added to every configuration's yield: none is ever abandoned
+
+
+@dataclass
+class ConfigurationStats:
+    checks: int = 0
+    new_bugs: int = 0  # frontend bugs this campaign had not filed
+    known: int = 0  # hits of bugs filed before (--known) or filed here long ago
+    kept: int = 0  # mutants kept for new coverage
+    swept: int = 0  # queue entries checked as they are
+
+
+class ConfigurationSchedule:
+    """The campaign's configurations (`names`, the first the one seeds are checked under) and
+    how checks are spread over them."""
+
+    def __init__(self, names: tuple[str, ...] = (DEFAULT,), *, feedback: bool = True) -> None:
+        if not names:
+            raise ValueError("a campaign checks under one configuration at least")
+        self.names = tuple(names)
+        self.feedback = feedback  # off: drawn uniformly (the unguided baseline)
+        self.stats = {name: ConfigurationStats() for name in self.names}
+        self.recent = {name: 1.0 for name in self.names}
+        self._pending: deque[tuple[int, str]] = deque()  # (entry id, configuration) to sweep
+        self._swept: dict[int, set[str]] = {}  # entry id -> configurations it was checked under
+        self._sweeps = 0
+        self._others = 0
+
+    @property
+    def first(self) -> str:
+        return self.names[0]
+
+    @property
+    def axis(self) -> bool:
+        """Whether there is more than one configuration to spread checks over."""
+        return len(self.names) > 1
+
+    # -- the sweep ------------------------------------------------------------------------------
+    def entered(self, entry_id: int, checked_under: str, *, swept: bool = False) -> None:
+        """A queue entry (checked under `checked_under`): sweep it under the others, unless
+        it came from a sweep itself (its program is in the queue already, and swept there)."""
+        done = self._swept.setdefault(entry_id, set())
+        done.update(self.names if swept else (checked_under,))
+        self._pending.extend((entry_id, name) for name in self.names if name not in done)
+
+    def sweep_due(self) -> bool:
+        """Whether the next check should be a sweep: some wait, and sweeps are under their share."""
+        if not self._pending:
+            return False
+        total = self._sweeps + self._others
+        return total == 0 or self._sweeps < SWEEP_SHARE * (total + 1)
+
+    def next_sweep(self, alive: set[int]) -> tuple[int, str] | None:
+        """The next (entry id, configuration) to sweep, of entries still in the queue."""
+        while self._pending:
+            entry_id, name = self._pending.popleft()
+            done = self._swept.setdefault(entry_id, set())
+            if entry_id in alive and name not in done:
+                done.add(name)
+                self._sweeps += 1
+                return entry_id, name
+        return None
+
+    @property
+    def waiting(self) -> int:
+        return len(self._pending)
+
+    # -- mutants ---------------------------------------------------------------------------------
+    def choose(self, rng: random.Random, parent: str | None) -> str:
+        """The configuration of a mutant whose parent was kept under `parent`."""
+        self._others += 1
+        if not self.axis:
+            return self.first
+        if self.feedback and parent in self.stats and rng.random() < PARENT_AFFINITY:
+            return parent
+        if not self.feedback:
+            return rng.choice(self.names)
+        return rng.choices(self.names, weights=[FLOOR + self.recent[name] for name in self.names])[0]
+
+    def record(self, name: str, *, kept: bool, new_bug: bool, known: bool, swept: bool = False) -> None:
+        """What a check under `name` came to."""
+        stats = self.stats.get(name)
+        if stats is None:  # a configuration of an earlier session's set: counted apart
+            stats = self.stats[name] = ConfigurationStats()
+        stats.checks += 1
+        stats.new_bugs += new_bug
+        stats.known += known
+        stats.kept += kept
+        stats.swept += swept
+        if name in self.recent and self.feedback:
+            paid = float(kept or new_bug)
+            self.recent[name] = MEMORY * self.recent[name] + (1 - MEMORY) * paid
+
+    # -- state ------------------------------------------------------------------------------------
+    def snapshot(self) -> dict[str, Any]:
+        """Per configuration: checks, new bugs, known hits, kept, swept, recent yield; and the
+        sweep's backlog."""
+        return dict(configurations={name: dict(asdict(stats), recent=round(self.recent.get(name, 0.0), 4))
+                                    for name, stats in self.stats.items()},
+                    sweep_waiting=self.waiting)
+
+    def state(self) -> dict[str, Any]:
+        """What a resumed session takes back (stats.json's `configurations`)."""
+        return dict(stats={name: asdict(stats) for name, stats in self.stats.items()},
+                    recent=dict(self.recent), swept={str(k): sorted(v) for k, v in self._swept.items()},
+                    sweeps=self._sweeps, others=self._others)
+
+    def restore(self, state: dict[str, Any], entries: list[tuple[int, str]]) -> None:
+        """A previous session's `state()`, and the queue's entries (id, configuration it was
+        checked under): what was not swept yet is swept now."""
+        for name, values in state.get("stats", {}).items():
+            self.stats[name] = ConfigurationStats(**{k: v for k, v in values.items()
+                                                     if k in ConfigurationStats.__dataclass_fields__})
+        for name, value in state.get("recent", {}).items():
+            if name in self.recent:
+                self.recent[name] = float(value)
+        self._swept = {int(k): set(v) for k, v in state.get("swept", {}).items()}
+        self._sweeps, self._others = int(state.get("sweeps", 0)), int(state.get("others", 0))
+        self._pending.clear()
+        for entry_id, checked_under in entries:
+            self.entered(entry_id, checked_under)
