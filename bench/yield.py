@@ -43,7 +43,7 @@ sys.path.insert(0, str(ROOT))
 from mutator.findings.canonical import canonical_digest  # noqa: E402
 from mutator.findings.known import KnownBugs  # noqa: E402
 from mutator.findings.store import FindingStore  # noqa: E402
-from mutator.reduce.split import needed_constructs  # noqa: E402
+from mutator.findings.needs import needed_constructs  # noqa: E402
 
 CONFIGS = {  # name -> the extra flags of `mutate fuzz`
     "guided": [],  # the default: arcs of torch/_dynamo and Dynamo's own signals (mutator.runtime.signals)

@@ -1,10 +1,18 @@
 """Bugs filed before (`--known DIR`): what a campaign or a report must not count as new.
 
-A known bug is a signature, or the canonical form of a reduced program
-(`mutator.findings.canonical`), taken from earlier campaigns (their `findings/`), a folder
-of findings, a single finding directory, or a folder of filed reproducers (`.py` files:
-a `repro.py` counts by the program above its reproducer footer). A finding matches when
-its signature is one of them, or when its confirmed reduction has the same canonical form.
+A known bug is a signature, the canonical form of a reduced program
+(`mutator.findings.canonical`), or what a reduced program needs and how it fails
+(`mutator.findings.needs.failure_key`), taken from earlier campaigns (their `findings/`), a
+folder of findings, a single finding directory, or a folder of filed reproducers (`.py`
+files: a `repro.py` counts by the program above its reproducer footer). A finding matches
+when its signature is one of them, or when its confirmed reduction has the same canonical
+form, or needs the same constructs and fails the same way.
+
+Signatures move between torch releases (a crash site, a message), so the programs of the
+known bugs (`programs`: reduced.py and smallest.py, under the configuration each failed
+under; a reproducer's program) are judged again on the torch under test when a campaign
+starts (`rejudge`, cached by content, configuration and build), and the signatures they show
+there are known too.
 
 The fuzzer does not file a hit whose signature is known: it counts it per signature in
 the campaign's `known.json` (`KnownHits`), so that "nothing new" is visible without a
@@ -13,14 +21,26 @@ folder per known bug.
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
 import time
+from collections.abc import Callable
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mutator.core import storage
-from mutator.findings.store import Finding, Signature
+from mutator.core.configurations import CONFIGURATIONS, DEFAULT, set_in
+from mutator.core.program import Program, ProgramError
 from mutator.findings.canonical import canonical_digest
+from mutator.findings.needs import failure_key
+from mutator.findings.store import Finding, Signature
+
+if TYPE_CHECKING:
+    from mutator.core.build import Build
+    from mutator.judge.check import Checker, CheckReply
 
 REPRO_SEPARATOR = "# ---- reproducer:"  # the first line of repro.py's footer (mutator.reduce.repro._SEPARATOR)
 KNOWN_FILE = "known.json"
@@ -35,20 +55,34 @@ class Match:
     """Why a finding is known: where it was filed before, and by what it matched."""
 
     where: str  # a finding directory or a reproducer file
-    by: str  # "signature" or "canonical form"
+    by: str  # "signature", "signature on this torch", "canonical form" or "what it needs and how it fails"
 
     def as_json(self) -> dict[str, str]:
         return dict(where=self.where, by=self.by)
 
 
+@dataclass(frozen=True, slots=True)
+class KnownProgram:
+    """A program of a bug filed before, to judge on the torch under test: where it was filed,
+    its source and name, and the Dynamo configuration it failed under."""
+
+    where: str
+    program: Program
+    configuration: str = DEFAULT
+
+
 @dataclass
 class KnownBugs:
-    """Signatures and canonical digests of bugs filed before, each with where it was filed."""
+    """Signatures, canonical digests and failure keys of bugs filed before, each with where
+    it was filed; the programs to judge them by again; the signatures they showed on this torch."""
 
     signatures: dict[Signature, str] = field(default_factory=dict)
     digests: dict[str, str] = field(default_factory=dict)
+    failures: dict[tuple[str, frozenset[str], str], str] = field(default_factory=dict)
     sources: list[str] = field(default_factory=list)  # the paths given, as given
     problems: list[str] = field(default_factory=list)  # files skipped, and why
+    programs: list[KnownProgram] = field(default_factory=list)
+    rejudged: dict[Signature, str] = field(default_factory=dict)  # signatures shown on the torch under test
 
     @classmethod
     def load(cls, paths: list[Path] | tuple[Path, ...]) -> KnownBugs:
@@ -69,20 +103,78 @@ class KnownBugs:
 
     def by_signature(self, signature: Signature) -> Match | None:
         where = self.signatures.get(signature) or self.signatures.get(signature.base())
-        return Match(where, "signature") if where else None
+        if where:
+            return Match(where, "signature")
+        where = self.rejudged.get(signature) or self.rejudged.get(signature.base())
+        return Match(where, "signature on this torch") if where else None
 
     def by_canonical(self, digest: str) -> Match | None:
         where = self.digests.get(digest) if digest else None
         return Match(where, "canonical form") if where else None
 
+    def by_failure(self, finding: Finding) -> Match | None:
+        key = failure_key(finding)
+        where = self.failures.get(key) if key is not None else None
+        return Match(where, "what it needs and how it fails") if where else None
+
     def match(self, finding: Finding, *, directory: Path | None = None) -> Match | None:
         """Whether `finding` (stored in `directory`) was filed before; never by itself."""
         own = str(directory.resolve()) if directory is not None else ""
         canonical = finding.reduction.get("canonical", "") if finding.reduction.get("confirmed") else ""
-        for match in (self.by_signature(finding.signature), self.by_canonical(canonical)):
+        for match in (self.by_signature(finding.signature), self.by_canonical(canonical), self.by_failure(finding)):
             if match is not None and match.where != own:
                 return match
         return None
+
+    # -- judging the known programs on the torch under test ------------------------------------
+    def rejudge(self, checker: Checker, build: Build, *, backend: str, offered: tuple[str, ...],
+                cache: Path | None = None, progress: Callable[[int, int], None] = lambda done, total: None) -> int:
+        """Judge every known program on the checker's torch (under the configuration it failed
+        under, where this torch has it) and know the signatures they show there; how many
+        signatures that added. Each verdict is cached by the program's content, configuration,
+        backend and the torch's build, so a second campaign on the same torch pays nothing."""
+        cache = cache or cache_root()
+        added = 0
+        pending: list[tuple[KnownProgram, Path, Future[CheckReply] | None]] = []
+        for known in self.programs:
+            if known.configuration not in offered:
+                continue
+            path = cache / f"{_key(known, build, backend)}.json"
+            cached = _read_cached(path)
+            if cached is None:
+                from mutator.judge.check import CheckTask
+
+                pending.append((known, path, checker.submit(CheckTask(known.program,
+                                                                      configuration=known.configuration))))
+            else:
+                added += self._shown(known, cached)
+        total = len(pending)
+        for done, (known, path, future) in enumerate(pending, start=1):
+            assert future is not None
+            reply = future.result()
+            result = reply.result
+            shown: dict[str, Any] = dict(verdict=result.verdict.name if result is not None else "LOST")
+            if result is not None and result.verdict.is_finding:
+                shown["signature"] = Signature.of(result).as_json()
+            if result is not None:
+                try:
+                    storage.write_json(path, shown)
+                except OSError:
+                    pass  # a cache we cannot write is a cache we do not have
+            added += self._shown(known, shown)
+            progress(done, total)
+        return added
+
+    def _shown(self, known: KnownProgram, shown: dict[str, Any]) -> int:
+        """Know the signature a known program showed on this torch; 1 when it is new here."""
+        data = shown.get("signature")
+        if not isinstance(data, dict):
+            return 0
+        signature = Signature(**data)
+        if signature in self.signatures or signature in self.rejudged:
+            return 0
+        self.rejudged[signature] = known.where
+        return 1
 
     # -- reading what was filed -------------------------------------------------------------
     def _add_path(self, path: Path) -> None:
@@ -118,6 +210,23 @@ class KnownBugs:
             self.signatures.setdefault(signature, where)
         if finding.reduction.get("confirmed") and finding.reduction.get("canonical"):
             self.digests.setdefault(finding.reduction["canonical"], where)
+        if (key := failure_key(finding)) is not None:
+            self.failures.setdefault(key, where)
+        reduced_under = finding.reduction.get("configuration", finding.configuration)
+        for name, configuration in (("reduced", reduced_under), ("smallest", finding.configuration)):
+            self._add_program(record.parent / f"{name}.py", where, configuration)
+
+    def _add_program(self, path: Path, where: str, configuration: str, *, above: str = "") -> None:
+        """A program to judge again (a reproducer's: the part above `above`, its footer)."""
+        if not path.is_file() or configuration not in CONFIGURATIONS:
+            return
+        try:
+            source = path.read_text(encoding="utf-8")
+            if above:
+                source = "".join(source.splitlines(keepends=True)[:_cut(source, above)])
+            self.programs.append(KnownProgram(where, Program.from_source(source, str(path)), configuration))
+        except (OSError, UnicodeDecodeError, ProgramError):
+            pass  # known by its signature and digests still; there is nothing to judge
 
     def _add_reproducer(self, path: Path) -> None:
         try:
@@ -127,13 +236,36 @@ class KnownBugs:
             return
         for digest in reproducer_digests(source):
             self.digests.setdefault(digest, str(path.resolve()))
+        self._add_program(path, str(path.resolve()), set_in(source), above=REPRO_SEPARATOR)
+
+
+def cache_root() -> Path:
+    return Path(os.environ.get("MUTATOR_CACHE") or Path.home() / ".cache" / "mutator") / "known"
+
+
+def _key(known: KnownProgram, build: Build, backend: str) -> str:
+    text = json.dumps([known.program.source, known.configuration, backend, build.torch, build.git, build.python])
+    return hashlib.sha1(text.encode()).hexdigest()
+
+
+def _read_cached(path: Path) -> dict[str, Any] | None:
+    try:
+        data = storage.read_json(path) if path.exists() else None
+    except storage.StorageError:
+        return None
+    return data if isinstance(data, dict) and "verdict" in data else None
+
+
+def _cut(source: str, separator: str) -> int:
+    lines = source.splitlines(keepends=True)
+    return next((i for i, line in enumerate(lines) if line.startswith(separator)), len(lines))
 
 
 def reproducer_digests(source: str) -> set[str]:
     """Canonical digests of a filed reproducer: its program above the reproducer footer
     (repro.py adds `import torch` first when the program lacked it: with and without)."""
     lines = source.splitlines(keepends=True)
-    cut = next((i for i, line in enumerate(lines) if line.startswith(REPRO_SEPARATOR)), len(lines))
+    cut = _cut(source, REPRO_SEPARATOR)
     program = "".join(lines[:cut])
     digests = {canonical_digest(program)}
     if cut < len(lines) and program.startswith("import torch\n"):

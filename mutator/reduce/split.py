@@ -26,7 +26,6 @@ updated after that.
 from __future__ import annotations
 
 import dataclasses
-import re
 import shutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -34,7 +33,9 @@ from pathlib import Path
 from typing import Any
 
 from mutator.core import storage
+from mutator.core.configurations import DEFAULT
 from mutator.findings.finding import Finding, trigger
+from mutator.findings.needs import needed_constructs
 from mutator.findings.store import FindingStore
 from mutator.core.program import ProgramError, load_program
 from mutator.findings.canonical import canonical_digest
@@ -63,28 +64,6 @@ class Reduced:
         if not reduction.get("confirmed") or not reduction.get("source"):
             return None
         return cls.of(reduction["source"], needed_constructs(reduction))
-
-
-def needed_constructs(reduction: dict[str, Any]) -> frozenset[str] | None:
-    """The constructs a reduction's "what matters" analysis found needed; None when it has
-    none, found none (an empty set tells nothing apart) or is of a shape not known here."""
-    matters = reduction.get("matters")
-    needed: set[str] = set()
-    if isinstance(matters, dict) and isinstance(matters.get("needed"), list):
-        needed = {str(construct) for construct in matters["needed"]}
-    else:
-        rows = matters.get("rows") if isinstance(matters, dict) else matters
-        if isinstance(rows, list):
-            needed = {str(row["construct"]) for row in rows
-                      if isinstance(row, dict) and "construct" in row and row.get("verdict") == "needed"}
-    return frozenset(_unnamed(construct) for construct in needed) or None
-
-
-def _unnamed(construct: str) -> str:
-    """A construct without the program's own names: "`Point.__len__`" and "`_Pair.__len__`"
-    are one construct (a class's `__len__`), as are two mode classes' blocks."""
-    construct = re.sub(r"`[A-Z_]\w*\.(\w+)`", r"`<class>.\1`", construct)  # a class of the program's
-    return re.sub(r"a `\w+` block", "a `<user>` block", construct)
 
 
 def _contains(longer: tuple[str, ...], shorter: tuple[str, ...]) -> bool:
@@ -141,9 +120,11 @@ def choose_variants(directory: Path, finding: Finding, limit: int) -> list[str]:
 def split_variants(reducer: Reducer, store: FindingStore, finding: Finding, *, limit: int,
                    time_limit: float | None = None,
                    explain: Callable[[Reduction], dict[str, Any] | None] | None = None,
-                   on_progress: Callable[[str, str], None] = lambda s, n: None) -> list[VariantOutcome]:
+                   on_progress: Callable[[str, str], None] = lambda s, n: None,
+                   reducer_for: Callable[[str], Reducer] | None = None) -> list[VariantOutcome]:
     """Reduce up to `limit` variants of a reduced finding and split off those of other bugs.
-    `explain`: the "what matters" analysis of a reduced variant (as `reduction["matters"]`)."""
+    `explain`: the "what matters" analysis of a reduced variant (as `reduction["matters"]`);
+    `reducer_for`: the reducer of a variant's Dynamo configuration (default: `reducer`)."""
     own = Reduced.of_record(finding.reduction)
     if own is None or limit <= 0:
         return []
@@ -154,9 +135,10 @@ def split_variants(reducer: Reducer, store: FindingStore, finding: Finding, *, l
         variant = finding.variants[key]
         outcome = VariantOutcome(key, variant["file"], "same bug", into=finding.directory)
         outcomes.append(outcome)
+        chosen = reducer_for(variant.get("configuration", DEFAULT)) if reducer_for is not None else reducer
         try:
-            reduction = reducer.reduce(load_program(directory / variant["file"]), expect=finding.signature.base(),
-                                       time_limit=time_limit, on_progress=on_progress)
+            reduction = chosen.reduce(load_program(directory / variant["file"]), expect=finding.signature.base(),
+                                      time_limit=time_limit, on_progress=on_progress)
         except (NotReproduced, ProgramError) as exc:
             outcome.verdict, outcome.into, outcome.detail = "does not reproduce", "", str(exc)[:300]
             continue
@@ -211,6 +193,7 @@ def write_split(store: FindingStore, finding: Finding, keys: list[str], reductio
                     hits=sum(v["hits"] for v in variants.values()), smallest_size=len(source),
                     first_seen=min((hit["at"] for hit in moved), default=finding.first_seen), history=moved,
                     variants=variants, reduction=record, split_from=finding.directory,
+                    configuration=reduction.check.configuration,
                     details=f"## Smallest program\n\n```python\n{source.rstrip()}\n```\n")
     staging = root / TEMPORARY / Path(directory).name
     if staging.exists():

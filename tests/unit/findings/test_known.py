@@ -218,3 +218,86 @@ def test_a_finding_that_reduces_to_a_known_program_is_marked_known(tmp_path: Pat
     assert record["known"]["by"] == "canonical form" and record["known"]["where"].startswith(str(tmp_path / "first"))
     assert fuzzer.snapshot()["findings"] == 0 and fuzzer.snapshot()["known_findings"] == 1
     assert "filed before in" in (tmp_path / "second" / finding.directory / "README.md").read_text()
+
+
+class RejudgingChecker:
+    """Judges each program as `shows` says (a signature, or None for a pass), counting calls."""
+
+    def __init__(self, shows) -> None:
+        self.shows = shows
+        self.asked: list[CheckTask] = []
+
+    def submit(self, task: CheckTask):
+        from concurrent.futures import Future
+
+        from mutator.judge.check import CheckReply
+
+        self.asked.append(task)
+        signature = self.shows(task)
+        eager = run()
+        if signature is None:
+            judgement = Judgement(Verdict.PASS, "compiled matches eager")
+        else:
+            error = exc(signature.exception, "moved", dynamo=True)
+            judgement = Judgement(Verdict[signature.kind], "raised", exception=error)
+        result = CheckResult(task.program, judgement, (eager, compiled_run()), configuration=task.configuration)
+        future: Future = Future()
+        future.set_result(CheckReply(result))
+        return future
+
+
+def test_known_programs_judged_on_this_torch_make_the_signature_they_show_here_known(tmp_path: Path):
+    from mutator.core.build import Build
+
+    directory = write_finding(tmp_path / "old", CRASH, reduced=REDUCED)
+    (directory / "reduced.py").write_text(REDUCED)
+    finding = json.loads((directory / "finding.json").read_text())
+    finding["configuration"] = "nested-graph-breaks"
+    (directory / "finding.json").write_text(json.dumps(finding))
+    known = KnownBugs.load([tmp_path / "old"])
+    assert {(p.program.name.rsplit("/", 1)[-1], p.configuration) for p in known.programs} == \
+        {("reduced.py", "nested-graph-breaks"), ("smallest.py", "nested-graph-breaks")}
+    # the crash site moved since: as RejudgingChecker's exception says it (exc(..., dynamo=True))
+    moved = Signature("CRASH", "TypeError", "torch/_dynamo/symbolic_convert.py:step")
+    checker = RejudgingChecker(lambda task: moved)
+    build = Build(torch="2.15.0", git="abc", python="3.11.7")
+    added = known.rejudge(checker, build, backend="eager", offered=("default", "nested-graph-breaks"),
+                          cache=tmp_path / "cache")
+    assert added == 1 and {t.configuration for t in checker.asked} == {"nested-graph-breaks"}
+    assert known.by_signature(moved) == Match(str(directory.resolve()), "signature on this torch")
+    again = KnownBugs.load([tmp_path / "old"])  # a second campaign on the same torch: from the cache
+    assert again.rejudge(checker, build, backend="eager", offered=("default", "nested-graph-breaks"),
+                         cache=tmp_path / "cache") == 1
+    assert len(checker.asked) == 2
+    other = KnownBugs.load([tmp_path / "old"])  # a torch without the configuration judges nothing
+    assert other.rejudge(checker, build, backend="eager", offered=("default",), cache=tmp_path / "cache") == 0
+
+
+def test_a_reproducer_is_judged_under_the_configuration_it_sets(tmp_path: Path):
+    (tmp_path / "filed").mkdir()
+    repro = REDUCED + _SEPARATOR + "\nimport torch._dynamo.config\ntorch._dynamo.config.nested_graph_breaks = True\n"
+    (tmp_path / "filed" / "bug.py").write_text(repro)
+    [program] = KnownBugs.load([tmp_path / "filed"]).programs
+    assert program.configuration == "nested-graph-breaks" and program.program.source == REDUCED
+
+
+def test_a_finding_that_needs_what_a_known_one_needed_and_fails_the_same_way_is_known(tmp_path: Path):
+    from mutator.findings.needs import failure_key, message_key
+
+    matters = dict(needed=["a `set` subclass", "`Carrier.__init__`"])
+    directory = write_finding(tmp_path / "old", CRASH, reduced=REDUCED)
+    record = json.loads((directory / "finding.json").read_text())
+    record["reduction"].update(matters=matters, reason="call 1 (fn) raised TypeError: 'set' object is not "
+                                                        "callable (in torch/_dynamo/variables/builder.py:12 in _wrap)")
+    (directory / "finding.json").write_text(json.dumps(record))
+    known = KnownBugs.load([tmp_path / "old"])
+    moved = Signature("CRASH", "TypeError", "utils.py:set_base_iter")  # another site on a newer torch
+    new = Finding(moved, "r", "findings/new", reduction=dict(
+        confirmed=True, source="x = 1\n", canonical="other", matters=dict(needed=["a `frozen` block", "`Pair.__init__`"]),
+        reason="call 2 (g) raised TypeError: 'frozenset' object is not callable (in torch/_dynamo/utils.py:99 in f)"))
+    assert known.match(new) is None  # other constructs
+    new.reduction["matters"] = dict(needed=["`Box.__init__`", "a `set` subclass"])
+    assert known.match(new) == Match(str(directory.resolve()), "what it needs and how it fails")
+    assert message_key("call 3 (h) raised TypeError: 'x' takes 2 (in torch/_dynamo/a.py:1 in b)") == \
+        "raised TypeError: '?' takes N"
+    assert failure_key(Finding(moved, "r", "d", reduction=dict(confirmed=True))) is None  # nothing needed: no key

@@ -16,7 +16,8 @@ from mutator.core.program import Program
 from mutator.findings.canonical import canonical_digest
 from mutator.reduce.problem import ReductionStats
 from mutator.reduce.reducer import NotReproduced, Reduction
-from mutator.reduce.split import Reduced, needed_constructs, same_bug, split_variants
+from mutator.findings.needs import needed_constructs
+from mutator.reduce.split import Reduced, same_bug, split_variants
 from mutator.core.verdict import Verdict
 
 from tests.helpers import compiled_run, exc, run

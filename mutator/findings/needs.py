@@ -1,0 +1,68 @@
+"""What a reduced bug needs, as a key two findings of one bug share across torch releases.
+
+A crash site moves between releases (the frame, sometimes the message), so a finding filed
+on one torch may show on another under another signature; its reduced program then often
+differs too (the reduction slid elsewhere). What stays is what the bug needs (the
+constructs "what matters" found needed: `mutator.reduce.matters`) and how it fails (a
+crash's exception and message, names and numbers masked; a mismatch's diverging
+observation). `failure_key` is that pair, with the verdict kind; `needed_constructs` the
+first half, also what bench/yield.py and the variant split compare.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from mutator.core.verdict import Verdict
+from mutator.findings.finding import Finding
+
+_QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
+_NUMBER = re.compile(r"\b\d+(\.\d+)?\b")
+_ADDRESS = re.compile(r"0x[0-9a-fA-F]+")
+_WHERE = re.compile(r"\s*\(in torch/.*$")  # the reason's "(in torch/_dynamo/x.py:12 in f)": the site, which moves
+_CALL = re.compile(r"^call \d+ \([^)]*\) ")
+
+
+def needed_constructs(reduction: dict[str, Any]) -> frozenset[str] | None:
+    """The constructs a reduction's "what matters" analysis found needed; None when it has
+    none, found none (an empty set tells nothing apart) or is of a shape not known here."""
+    matters = reduction.get("matters")
+    needed: set[str] = set()
+    if isinstance(matters, dict) and isinstance(matters.get("needed"), list):
+        needed = {str(construct) for construct in matters["needed"]}
+    else:
+        rows = matters.get("rows") if isinstance(matters, dict) else matters
+        if isinstance(rows, list):
+            needed = {str(row["construct"]) for row in rows
+                      if isinstance(row, dict) and "construct" in row and row.get("verdict") == "needed"}
+    return frozenset(_unnamed(construct) for construct in needed) or None
+
+
+def _unnamed(construct: str) -> str:
+    """A construct without the program's own names: "`Point.__len__`" and "`_Pair.__len__`"
+    are one construct (a class's `__len__`), as are two mode classes' blocks."""
+    construct = re.sub(r"`[A-Z_]\w*\.(\w+)`", r"`<class>.\1`", construct)  # a class of the program's
+    return re.sub(r"a `\w+` block", "a `<user>` block", construct)
+
+
+def message_key(reason: str) -> str:
+    """A crash's reason without what moves between programs and releases: the call that
+    raised, quoted names, numbers, addresses and the Dynamo frame it was raised in."""
+    text = _WHERE.sub("", _CALL.sub("", reason.strip().splitlines()[0] if reason.strip() else ""))
+    return _NUMBER.sub("N", _ADDRESS.sub("0x?", _QUOTED.sub("'?'", text)))
+
+
+def failure_key(finding: Finding) -> tuple[str, frozenset[str], str] | None:
+    """(verdict kind, constructs needed, how it fails) of a finding whose confirmed reduction
+    found something needed; None otherwise (nothing to tell it by)."""
+    reduction = finding.reduction
+    if not reduction.get("confirmed"):
+        return None
+    needed = needed_constructs(reduction)
+    if not needed:
+        return None
+    signature = finding.signature
+    how = signature.observation if signature.verdict is Verdict.MISMATCH else \
+        f"{signature.exception}: {message_key(reduction.get('reason') or finding.reason)}"
+    return signature.kind, needed, how
