@@ -65,6 +65,7 @@ class Session:
     # -- torch.compile and torch._dynamo.optimize, as the program sees them -----------------
     @contextlib.contextmanager
     def patched(self) -> Iterator[None]:
+        _build_dynamo_tables()
         real_compile, real_optimize, real_reset = torch.compile, torch._dynamo.optimize, torch._dynamo.reset
         real_assert = torch._dynamo.optimize_assert
         # where code gets optimize_assert from: the package, the module defining it (torch's own
@@ -90,6 +91,8 @@ class Session:
                     holder.optimize_assert = real_assert
 
     def compile(self, real_compile: Callable[..., Any], model: Any = None, /, **kwargs: Any) -> Any:
+        if torch.compiler.is_compiling():  # Dynamo traces a nested torch.compile: it is torch's to handle
+            return real_compile(**kwargs) if model is None else real_compile(model, **kwargs)
         if _called_from_torch():  # torch's own use of torch.compile is not the program's
             return real_compile(model, **kwargs)
         if model is None:  # @torch.compile(...) used as a decorator factory
@@ -113,7 +116,7 @@ class Session:
     def optimize(self, real_compile: Callable[..., Any], real_optimize: Callable[..., Any], *args: Any,
                  **kwargs: Any) -> Any:
         """torch._dynamo.optimize(backend, nopython=...) as a decorator, as old reproducers use it."""
-        if _called_from_torch():  # torch.compile itself is built on optimize
+        if torch.compiler.is_compiling() or _called_from_torch():  # torch.compile itself is built on optimize
             return real_optimize(*args, **kwargs)
         return self._decorator(real_compile, "_optimize", args, kwargs, fullgraph=kwargs.get("nopython", False))
 
@@ -121,7 +124,7 @@ class Session:
                         **kwargs: Any) -> Any:
         """torch._dynamo.optimize_assert(backend): compile with no graph break allowed, as torch's
         test helpers do (`make_dynamo_test`, `standard_test`, through torch._dynamo.testing)."""
-        if _called_from_torch():
+        if torch.compiler.is_compiling() or _called_from_torch():
             return real_assert(*args, **kwargs)
         return self._decorator(real_compile, "_optimize_assert", args, kwargs, fullgraph=True)
 
@@ -149,6 +152,10 @@ class Session:
 
     def _label(self, model: Any) -> str:
         base = getattr(model, "__qualname__", None) or type(model).__name__
+        if self.depth:
+            # made inside a recorded call: where Dynamo traces that call, its torch.compile is a
+            # no-op that makes no recorder, so it must not take a label from those made outside
+            return f"{base} (compiled inside a call)"
         label, n = base, 1
         while label in self._labels:
             n += 1
@@ -302,6 +309,8 @@ def unavailable() -> tuple[str, ...]:
                 for name in _METRICS_READ if name not in fields]
     missing += [f"{name} (calls under different TorchFunctionModes are taken for one state)"
                 for name, present in _MODE_HOOKS.items() if not present]
+    if not all(build is not None for build in _dynamo_tables()):
+        missing.append("Dynamo's tables by torch object (a nested torch.compile Dynamo traces may break the graph)")
     if "recompile_limit" not in getattr(config, "_config", {}):
         missing.append("torch._dynamo.config.recompile_limit (a lowered limit is not seen)")
     return tuple(missing)
@@ -322,6 +331,25 @@ def recompile_reason(text: str) -> str:
     if ": " in first and first.split(": ", 1)[0].replace("/", "").isdigit():
         first = first.split(": ", 1)[1]
     return " ".join(first.split("#", 1)[0].split())[:300]
+
+
+def _build_dynamo_tables() -> None:
+    """Have Dynamo build, while torch.compile is still torch's, the tables it builds once from
+    torch's functions by identity (its rule per torch object, its handlers of torch functions,
+    `torch.compile`'s among them: a nested torch.compile it traces is a no-op). Built during a
+    run, with torch.compile patched, they would know that run's stand-in instead, and in every
+    later run a nested torch.compile that Dynamo traces would break the graph."""
+    for build in _dynamo_tables():
+        if build is not None:
+            build()
+
+
+def _dynamo_tables() -> tuple[Callable[[], Any] | None, ...]:
+    from torch._dynamo import trace_rules
+    from torch._dynamo.variables.torch import TorchInGraphFunctionVariable
+
+    return (getattr(trace_rules, "get_torch_obj_rule_map", None),
+            getattr(TorchInGraphFunctionVariable, "_get_handlers", None))
 
 
 def _take_arguments_as(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
