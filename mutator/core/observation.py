@@ -130,7 +130,7 @@ class Stdout:
     head: str  # the first RunConfig.stdout_limit characters
     length: int
     digest: str  # of the whole stream
-    normalized_digest: str  # after blanking addresses (0x7f...)
+    normalized_digest: str  # after blanking addresses (0x7f...) and autograd nodes' names (core.printed)
     withheld: int = 0  # characters left out: the program printing compiler state (frame counts, counters)
 
     @property

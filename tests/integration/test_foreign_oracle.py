@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import pytest
 
-from mutator.core.observation import Mode
+from mutator.core.observation import Mode, RunConfig
 from mutator.core.values import MapValue, OpaqueValue
 from mutator.core.verdict import Verdict
+from mutator.judge.check import Checker
 
 from tests.conftest import program
 
@@ -263,3 +264,24 @@ def test_a_harvested_assertion_helper_stands_for_its_caller(pool):
         T().test_printout()
     """), Mode.COMPILED)
     assert printout.uncaught.check == "compiler"  # what expecttest compares is the compiler's printout
+
+
+def test_under_an_aot_backend_a_grad_fn_name_is_not_compared_but_the_values_are(pool):
+    aot = Checker(pool, config=RunConfig(timeout=30, backend="aot_eager"))  # mutate run --backend aot_eager
+    source = """
+        import torch
+        def shift(x, w):
+            h = x * w + 1
+            print("inside", h)
+            return h * 2
+        opt = torch.compile(shift)
+        w = torch.ones(3, requires_grad=True)
+        out = opt(torch.arange(3.0), w)
+        print(out)
+        node, text = out.grad_fn, str(out)
+    """
+    result = check(aot, source)
+    assert result.verdict is Verdict.PASS, result.reason
+    assert "grad_fn=<CompiledFunctionBackward>" in result.compiled.observation.stdout.head  # the names did differ
+    wrong = check(aot, source.replace('"inside", h', '"inside", h + torch.compiler.is_compiling()'))
+    assert wrong.verdict is Verdict.MISMATCH and wrong.judgement.divergence.observation == "stdout", wrong.reason
