@@ -111,6 +111,9 @@ class CallRecord:
     # compiled runs: the torch._dynamo.config / torch._inductor.config entries that differed,
     # when the call began, from the start of the run: (dotted name, repr), as a reproducer sets them
     config: tuple[tuple[str, str], ...] = ()
+    # compiled runs: the program globals a backend of the program's own had written by the end of
+    # this call (runtime.backends): the compiler's output, not compared
+    compiler_made: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -153,8 +153,20 @@ def compare_stdout(eager: Stdout | None, compiled: Stdout | None, *, names: tupl
     return found
 
 
+def program_global(call: CallRecord, name: str) -> str:
+    """The path of program global `name` after `call`, as divergences and masks name it."""
+    return f"{_call_where(call)}{_GLOBALS}[{_key(name)}]"
+
+
+def _call_where(call: CallRecord) -> str:
+    return f"call {call.index + 1} ({call.label})"
+
+
+_GLOBALS = " program globals after the call"
+
+
 def _compare_call(found: _Collector, e: CallRecord, c: CallRecord, r: CallRecord | None) -> None:
-    where = f"call {e.index + 1} ({e.label})"
+    where = _call_where(e)
     if where in found.mask:
         return
     one, other = found.names
@@ -168,8 +180,7 @@ def _compare_call(found: _Collector, e: CallRecord, c: CallRecord, r: CallRecord
     found.values("result", f"{where} result", e.result, c.result, r.result if r else None)
     found.values("args", f"{where} arguments after the call", e.args, c.args, r.args if r else None)
     found.values("kwargs", f"{where} keyword arguments after the call", e.kwargs, c.kwargs, r.kwargs if r else None)
-    found.values("globals", f"{where} program globals after the call", e.program_state, c.program_state,
-                 r.program_state if r else None)
+    found.values("globals", f"{where}{_GLOBALS}", e.program_state, c.program_state, r.program_state if r else None)
 
 
 class _Collector:

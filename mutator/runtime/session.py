@@ -27,6 +27,7 @@ import torch
 from torch._dynamo import utils as dynamo_utils
 
 from mutator.core.observation import CallRecord, CompiledCallable, Mode, Recompile, RunConfig, TestOutcome
+from mutator.runtime.backends import COMPILER_MADE, BackendWatch
 from mutator.runtime.own_checks import ProgramSource
 from mutator.runtime.configs import ConfigWatch
 from mutator.runtime.errors import exception_info
@@ -61,6 +62,9 @@ class Session:
         self._codes: dict[str, str] = {}  # Dynamo's frame id ("0" of compile id "0/3") -> code key
         self._escaped: tuple[int, BaseException] | None = None  # the last call's exception, and the call
         self._config = ConfigWatch() if mode is Mode.COMPILED else None  # what the program sets of Dynamo's
+        # what the program's own backends write (compiled runs: no other run calls a backend)
+        self._backends = BackendWatch(program.name, self.globals_view) \
+            if mode is Mode.COMPILED and program is not None else None
 
     # -- torch.compile and torch._dynamo.optimize, as the program sees them -----------------
     @contextlib.contextmanager
@@ -108,6 +112,8 @@ class Session:
         if self.mode is Mode.REFERENCE and isinstance(model, torch.nn.Module):
             model = model.double()
         if self.mode is Mode.COMPILED and not options.get("disable", False):
+            if self._backends is not None:
+                options["backend"] = self._backends.backend(options["backend"])
             compiled = real_compile(model, **options)
         else:
             compiled = model
@@ -211,9 +217,10 @@ class Session:
                 kwargs=_safe(lambda: snapshot(kwargs)),
                 result=_safe(lambda: snapshot(result, inputs=args)) if exception is None else None,
                 exception=exception_info(exception, self.program, in_call=True) if exception is not None else None,
-                program_state=_safe(lambda: snapshot(self.globals_view())),
+                program_state=_safe(lambda: snapshot(self._compared_globals())),
                 resets=self.resets,
                 compiles=len(new_metrics),
+                compiler_made=tuple(sorted(self._backends.wrote)) if self._backends is not None else (),
                 recompiles=tuple(self._recompile(m) for m in new_metrics if m.recompile_reason),
             )
         )
@@ -227,6 +234,15 @@ class Session:
             limit=(limit := metrics.fail_type is not None and "recompile limit" in (metrics.fail_reason or "")),
             lowered=limit and _recompile_limit_lowered(),
         )
+
+    def _compared_globals(self) -> dict[str, Any]:
+        """The globals view with what the program's backends wrote left unread: it is not
+        compared, and read first it would take the program's own objects it holds (the example
+        inputs are the program's tensors) away from the names the eager run finds them under."""
+        view = self.globals_view()
+        if self._backends is None or not self._backends.wrote:
+            return view
+        return {name: COMPILER_MADE if name in self._backends.wrote else value for name, value in view.items()}
 
     def globals_view(self) -> dict[str, Any]:
         """The program's data globals and its classes' data attributes: what side effects reach.

@@ -285,3 +285,25 @@ def test_under_an_aot_backend_a_grad_fn_name_is_not_compared_but_the_values_are(
     assert "grad_fn=<CompiledFunctionBackward>" in result.compiled.observation.stdout.head  # the names did differ
     wrong = check(aot, source.replace('"inside", h', '"inside", h + torch.compiler.is_compiling()'))
     assert wrong.verdict is Verdict.MISMATCH and wrong.judgement.divergence.observation == "stdout", wrong.reason
+
+
+def test_the_globals_a_backend_of_the_programs_own_writes_are_named_in_the_compiled_run(pool):
+    source = program("""
+        import torch
+        from torch._dynamo.testing import CompileCounter
+        graphs, seen = [], {"n": 0}
+        def keep(gm, example_inputs):
+            graphs.append(gm)
+            return gm.forward
+        cnt = CompileCounter()
+        torch.compile(lambda x: x + 1, backend=cnt)(torch.ones(1))  # torch's backend: nothing of the program's
+        seen["n"] += 1
+        torch.compile(lambda x: x * 2, backend=keep)(torch.ones(1))
+        seen["n"] += 1
+        torch.compile(lambda x: x - 1, backend=keep)(torch.ones(1))  # compiled again: still the same names
+    """)
+    compiled, eager = pool.run(source, Mode.COMPILED), pool.run(source, Mode.EAGER)
+    assert [c.compiler_made for c in compiled.observation.calls] == [(), ("graphs",), ("graphs",)]
+    assert all(c.compiler_made == () for c in eager.observation.calls)
+    state = dict(compiled.observation.calls[1].program_state.items)
+    assert state["graphs"] == "<written by the program's backend>" and dict(state["seen"].items) == {"n": 1}
