@@ -55,6 +55,10 @@ class RunConfig:
     # an eager run only: Dynamo's counters and the compiler's other state read otherwise than
     # in any other run (mutator.runtime.perturb); a confirmation's second eager run sets it
     perturb_compiler_state: bool = False
+    # an eager run only: the program's functools.lru_cache functions, called inside a compiled
+    # call, run without their cache, as Dynamo traces them (runtime.lru_caches); a confirmation
+    # sets it where the compiled run shows Dynamo traced through one
+    lru_cache_calls_through: bool = False
 
     def __post_init__(self) -> None:
         if self.backend not in {"eager", "aot_eager", "inductor"}:
@@ -114,6 +118,9 @@ class CallRecord:
     # compiled runs: the program globals a backend of the program's own had written by the end of
     # this call (runtime.backends): the compiler's output, not compared
     compiler_made: tuple[str, ...] = ()
+    # compiled runs: where Dynamo had traced through a functools.lru_cache wrapper by the end of this
+    # call, ignoring its cache as it documents ("prog.py:14"; runtime.lru_caches)
+    lru_cache_traced: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -32,6 +32,7 @@ from mutator.runtime.own_checks import ProgramSource
 from mutator.runtime.configs import ConfigWatch
 from mutator.runtime.errors import exception_info
 from mutator.runtime.iterators import materialise
+from mutator.runtime.lru_caches import calling_through, noting_traced_through
 from mutator.runtime.snapshot import signature_of, snapshot
 from mutator.runtime.unittests import TestRecorder
 from mutator.core.values import OpaqueValue
@@ -65,6 +66,7 @@ class Session:
         # what the program's own backends write (compiled runs: no other run calls a backend)
         self._backends = BackendWatch(program.name, self.globals_view) \
             if mode is Mode.COMPILED and program is not None else None
+        self._lru_traced: list[str] = []  # where Dynamo traced through an lru_cache wrapper (runtime.lru_caches)
 
     # -- torch.compile and torch._dynamo.optimize, as the program sees them -----------------
     @contextlib.contextmanager
@@ -86,13 +88,22 @@ class Session:
         torch._dynamo.reset = counting_reset  # type: ignore[assignment]
         for holder in holders:
             holder.optimize_assert = functools.partial(self.optimize_assert, real_compile, real_assert)
-        with TestRecorder(self).recording():
+        with TestRecorder(self).recording(), self._lru_caches():
             try:
                 yield
             finally:
                 torch.compile, torch._dynamo.optimize, torch._dynamo.reset = real_compile, real_optimize, real_reset
                 for holder in holders:
                     holder.optimize_assert = real_assert
+
+    def _lru_caches(self) -> contextlib.AbstractContextManager[None]:
+        """Compiled runs note where Dynamo traces through an lru_cache wrapper; a confirmation's
+        eager run may call the program's cached functions through inside recorded calls, as Dynamo does."""
+        if self.mode is Mode.COMPILED:
+            return noting_traced_through(self._lru_traced.append)
+        if self.mode is Mode.EAGER and self.config.lru_cache_calls_through and self.program is not None:
+            return calling_through(self.program.name, lambda: self.depth > 0)
+        return contextlib.nullcontext()
 
     def compile(self, real_compile: Callable[..., Any], model: Any = None, /, **kwargs: Any) -> Any:
         if torch.compiler.is_compiling():  # Dynamo traces a nested torch.compile: it is torch's to handle
@@ -221,6 +232,7 @@ class Session:
                 resets=self.resets,
                 compiles=len(new_metrics),
                 compiler_made=tuple(sorted(self._backends.wrote)) if self._backends is not None else (),
+                lru_cache_traced=tuple(dict.fromkeys(self._lru_traced)),
                 recompiles=tuple(self._recompile(m) for m in new_metrics if m.recompile_reason),
             )
         )

@@ -307,3 +307,30 @@ def test_the_globals_a_backend_of_the_programs_own_writes_are_named_in_the_compi
     assert all(c.compiler_made == () for c in eager.observation.calls)
     state = dict(compiled.observation.calls[1].program_state.items)
     assert state["graphs"] == "<written by the program's backend>" and dict(state["seen"].items) == {"n": 1}
+
+
+def test_where_dynamo_traces_through_an_lru_cache_is_noted_and_an_eager_run_can_do_as_it_does(pool):
+    source = program("""
+        import functools
+        import torch
+        log = []
+        @functools.lru_cache(maxsize=None)
+        def unit(n):
+            log.append(n)
+            return n + 1
+        f = torch.compile(lambda x: x * unit(2), backend="eager")
+        for _ in range(3):
+            f(torch.ones(1))
+        print(len(log), unit.cache_info())
+        unit(2)  # outside any compiled call: the cache
+        print(len(log), unit.cache_info())
+    """)
+    compiled = pool.run(source, Mode.COMPILED)
+    through = pool.run(source, Mode.EAGER, RunConfig(timeout=30, lru_cache_calls_through=True))
+    plain = pool.run(source, Mode.EAGER)
+    assert [c.lru_cache_traced for c in compiled.observation.calls] == [("prog.py:8",)] * 3  # the lambda's line
+    assert all(c.lru_cache_traced == () for c in through.observation.calls + plain.observation.calls)
+    assert through.observation.stdout.head == compiled.observation.stdout.head == (
+        "3 CacheInfo(hits=0, misses=0, maxsize=None, currsize=0)\n"
+        "4 CacheInfo(hits=0, misses=1, maxsize=None, currsize=1)\n")
+    assert plain.observation.stdout.head.startswith("1 CacheInfo(hits=2, misses=1")
