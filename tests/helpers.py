@@ -37,10 +37,10 @@ def exc(type_name: str, message: str = "boom", *, bases: tuple[str, ...] = ("Exc
 
 def call(index: int = 0, *, label: str = "fn", result=None, args=None, exception: ExceptionInfo | None = None,
          signature: str = "", exact: str = "", recompiles: tuple[Recompile, ...] = (), test: str = "",
-         error_on_graph_break: bool = False) -> CallRecord:
+         error_on_graph_break: bool = False, program_state=None) -> CallRecord:
     return CallRecord(index=index, label=label, args=args if args is not None else SeqValue("tuple", ()),
-                      kwargs=None, result=result, exception=exception, signature=signature,
-                      exact_signature=exact, recompiles=recompiles, test=test,
+                      kwargs=None, result=result, exception=exception, program_state=program_state,
+                      signature=signature, exact_signature=exact, recompiles=recompiles, test=test,
                       error_on_graph_break=error_on_graph_break)
 
 

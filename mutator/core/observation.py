@@ -56,6 +56,10 @@ class RunConfig:
     # an eager run only: Dynamo's counters and the compiler's other state read otherwise than
     # in any other run (mutator.runtime.perturb); a confirmation's second eager run sets it
     perturb_compiler_state: bool = False
+    # an eager run only: the program's functools.lru_cache functions, called inside a compiled
+    # call, run without their cache, as Dynamo traces them (runtime.lru_caches); a confirmation
+    # sets it where the compiled run shows Dynamo traced through one
+    lru_cache_calls_through: bool = False
     # the Dynamo configuration a compiled run takes (`mutator.core.configurations`); never the eager run's
     configuration: str = DEFAULT
 
@@ -116,6 +120,12 @@ class CallRecord:
     # compiled runs: the torch._dynamo.config / torch._inductor.config entries that differed,
     # when the call began, from the start of the run: (dotted name, repr), as a reproducer sets them
     config: tuple[tuple[str, str], ...] = ()
+    # compiled runs: the program globals a backend of the program's own had written by the end of
+    # this call (runtime.backends): the compiler's output, not compared
+    compiler_made: tuple[str, ...] = ()
+    # compiled runs: where Dynamo had traced through a functools.lru_cache wrapper by the end of this
+    # call, ignoring its cache as it documents ("prog.py:14"; runtime.lru_caches)
+    lru_cache_traced: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,7 +145,7 @@ class Stdout:
     head: str  # the first RunConfig.stdout_limit characters
     length: int
     digest: str  # of the whole stream
-    normalized_digest: str  # after blanking addresses (0x7f...)
+    normalized_digest: str  # after blanking addresses (0x7f...) and autograd nodes' names (core.printed)
     withheld: int = 0  # characters left out: the program printing compiler state (frame counts, counters)
 
     @property

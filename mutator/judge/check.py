@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from mutator.core.configurations import DEFAULT
+from mutator.judge import lru_cache
 from mutator.judge.compare import compare_observations
 from mutator.core.features import CoverageReport, WorkerCoverage, semantic_features
 from mutator.core.observation import ExecResult, Mode, Observation, Outcome, RunConfig
@@ -325,7 +326,11 @@ class Checker:
         differs between the two eager runs and is masked with the run-specific values. When
         that changes the program's course (its own checks of compiler state stop it, or let
         it go on), the paths it changed as far as both runs went are masked, and an
-        unperturbed eager run on another worker stands in for the second."""
+        unperturbed eager run on another worker stands in for the second.
+
+        Where the compiled run shows Dynamo traced through a functools.lru_cache wrapper, one
+        more eager run calls the program's cached functions through inside compiled calls, as
+        Dynamo does (`judge.lru_cache`): a mismatch it explains is documented behaviour."""
         first = reply.result
         assert first is not None
         program, eager, compiled = first.program, first.eager, first.compiled
@@ -334,11 +339,17 @@ class Checker:
         futures = [self._runner.submit(program, mode, perturbed if i == 0 else config,
                                        avoid=eager.worker if i == 0 else None)
                    for i, mode in enumerate(modes)]
+        calling_through: list[ExecResult] = []  # the eager run that calls lru_caches through, when there is one
+        if lru_cache.needs_calling_through(first.judgement, compiled):
+            futures.append(self._runner.submit(program, Mode.EAGER,
+                                               dataclasses.replace(config, lru_cache_calls_through=True)))
 
         def again(runs: list[ExecResult]) -> None:
+            calling_through.extend(runs[len(modes):])
+            runs = runs[:len(modes)]
             perturbed, compiled2 = runs[0], runs[1]
             reference = runs[2] if len(runs) > 2 else None
-            runs = [eager, compiled, *runs]
+            runs = [eager, compiled, *runs, *calling_through]
             mask, unstable = self._oracle.run_specific(eager, perturbed)
             if not unstable:
                 masking(runs, mask, frozenset(), compiled2, reference)
@@ -383,6 +394,9 @@ class Checker:
                 judgement = Judgement(Verdict.UNSTABLE, unstable)
             else:
                 judgement = self._judge_again(program, first.judgement, eager, compiled, compiled2, reference, mask)
+                if calling_through:
+                    judgement = lru_cache.explained(self._oracle, judgement, calling_through[0], (compiled, compiled2),
+                                                    reference=reference, mask=mask, program=program)
             done.set_result(dataclasses.replace(reply, result=CheckResult(program, judgement, tuple(runs),
                                                                           configuration=config.configuration)))
 

@@ -19,7 +19,7 @@ import hashlib
 from dataclasses import dataclass
 
 from mutator.judge.breaks import BreakMode, BreakRegions
-from mutator.judge.compare import Divergence, compare_observations, exceptions_match
+from mutator.judge.compare import Divergence, compare_observations, exceptions_match, program_global
 from mutator.core.observation import CallRecord, ExecResult, Observation, Outcome, Stdout, TestOutcome
 from mutator.core.program import Program
 from mutator.judge.storms import recompile_storm
@@ -75,6 +75,7 @@ class Oracle:
     def judge(self, eager: ExecResult, compiled: ExecResult, reference: ExecResult | None = None, *,
               mask: frozenset[str] = frozenset(), program: Program | None = None) -> Judgement:
         context = _Context(program, compiled.observation)
+        mask = mask | compiler_made(compiled.observation)
         if eager.observation.tests or compiled.observation.tests:
             judgement = _judge_tests(self, eager, compiled, reference, mask, context)
         else:
@@ -301,6 +302,13 @@ def classify_exception(exc: ExceptionInfo, mode: BreakMode, context: str) -> Jud
                          exception=exc)
     where = f" (in {exc.dynamo_frame})" if exc.in_dynamo else ""
     return Judgement(Verdict.CRASH, f"{context} {exc.one_line()}{where}", exception=exc)
+
+
+def compiler_made(observation: Observation) -> frozenset[str]:
+    """The paths of what a backend of the program's own wrote in its globals (the graph module,
+    the example inputs, a count of graphs): the compiler's output, which the eager run, where
+    no backend runs, cannot have; they are not compared."""
+    return frozenset(program_global(call, name) for call in observation.calls for name in call.compiler_made)
 
 
 def program_stop(run: ExecResult) -> Stop | None:

@@ -25,6 +25,7 @@ from torch._dynamo import utils as dynamo_utils
 
 from mutator.core.configurations import CONFIGURATIONS
 from mutator.core.observation import CompileStats, Mode, Observation, RunConfig, Stdout
+from mutator.core.printed import without_node_names
 from mutator.core.program import Program, ProgramForm
 from mutator.runtime import configs
 from mutator.runtime.own_checks import CompilerPrints, ProgramSource
@@ -76,7 +77,7 @@ class BoundedStdout(io.TextIOBase):
         self._length += len(text)
         encoded = text.encode("utf-8", "surrogatepass")
         self._digest.update(encoded)
-        self._normalized.update(_ADDRESS.sub("0x?", text).encode("utf-8", "surrogatepass"))
+        self._normalized.update(without_node_names(_ADDRESS.sub("0x?", text)).encode("utf-8", "surrogatepass"))
         if self._kept < self._limit:
             piece = text[: self._limit - self._kept]
             self._head.append(piece)

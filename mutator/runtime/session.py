@@ -27,10 +27,12 @@ import torch
 from torch._dynamo import utils as dynamo_utils
 
 from mutator.core.observation import CallRecord, CompiledCallable, Mode, Recompile, RunConfig, TestOutcome
+from mutator.runtime.backends import COMPILER_MADE, BackendWatch
 from mutator.runtime.own_checks import ProgramSource
 from mutator.runtime.configs import ConfigWatch
 from mutator.runtime.errors import exception_info
 from mutator.runtime.iterators import materialise
+from mutator.runtime.lru_caches import calling_through, noting_traced_through
 from mutator.runtime.snapshot import signature_of, snapshot
 from mutator.runtime.unittests import TestRecorder
 from mutator.core.values import OpaqueValue
@@ -61,10 +63,15 @@ class Session:
         self._codes: dict[str, str] = {}  # Dynamo's frame id ("0" of compile id "0/3") -> code key
         self._escaped: tuple[int, BaseException] | None = None  # the last call's exception, and the call
         self._config = ConfigWatch() if mode is Mode.COMPILED else None  # what the program sets of Dynamo's
+        # what the program's own backends write (compiled runs: no other run calls a backend)
+        self._backends = BackendWatch(program.name, self.globals_view) \
+            if mode is Mode.COMPILED and program is not None else None
+        self._lru_traced: list[str] = []  # where Dynamo traced through an lru_cache wrapper (runtime.lru_caches)
 
     # -- torch.compile and torch._dynamo.optimize, as the program sees them -----------------
     @contextlib.contextmanager
     def patched(self) -> Iterator[None]:
+        _build_dynamo_tables()
         real_compile, real_optimize, real_reset = torch.compile, torch._dynamo.optimize, torch._dynamo.reset
         real_assert = torch._dynamo.optimize_assert
         # where code gets optimize_assert from: the package, the module defining it (torch's own
@@ -81,7 +88,7 @@ class Session:
         torch._dynamo.reset = counting_reset  # type: ignore[assignment]
         for holder in holders:
             holder.optimize_assert = functools.partial(self.optimize_assert, real_compile, real_assert)
-        with TestRecorder(self).recording():
+        with TestRecorder(self).recording(), self._lru_caches():
             try:
                 yield
             finally:
@@ -89,7 +96,18 @@ class Session:
                 for holder in holders:
                     holder.optimize_assert = real_assert
 
+    def _lru_caches(self) -> contextlib.AbstractContextManager[None]:
+        """Compiled runs note where Dynamo traces through an lru_cache wrapper; a confirmation's
+        eager run may call the program's cached functions through inside recorded calls, as Dynamo does."""
+        if self.mode is Mode.COMPILED:
+            return noting_traced_through(self._lru_traced.append)
+        if self.mode is Mode.EAGER and self.config.lru_cache_calls_through and self.program is not None:
+            return calling_through(self.program.name, lambda: self.depth > 0)
+        return contextlib.nullcontext()
+
     def compile(self, real_compile: Callable[..., Any], model: Any = None, /, **kwargs: Any) -> Any:
+        if torch.compiler.is_compiling():  # Dynamo traces a nested torch.compile: it is torch's to handle
+            return real_compile(**kwargs) if model is None else real_compile(model, **kwargs)
         if _called_from_torch():  # torch's own use of torch.compile is not the program's
             return real_compile(model, **kwargs)
         if model is None:  # @torch.compile(...) used as a decorator factory
@@ -105,6 +123,8 @@ class Session:
         if self.mode is Mode.REFERENCE and isinstance(model, torch.nn.Module):
             model = model.double()
         if self.mode is Mode.COMPILED and not options.get("disable", False):
+            if self._backends is not None:
+                options["backend"] = self._backends.backend(options["backend"])
             compiled = real_compile(model, **options)
         else:
             compiled = model
@@ -113,7 +133,7 @@ class Session:
     def optimize(self, real_compile: Callable[..., Any], real_optimize: Callable[..., Any], *args: Any,
                  **kwargs: Any) -> Any:
         """torch._dynamo.optimize(backend, nopython=...) as a decorator, as old reproducers use it."""
-        if _called_from_torch():  # torch.compile itself is built on optimize
+        if torch.compiler.is_compiling() or _called_from_torch():  # torch.compile itself is built on optimize
             return real_optimize(*args, **kwargs)
         return self._decorator(real_compile, "_optimize", args, kwargs, fullgraph=kwargs.get("nopython", False))
 
@@ -121,7 +141,7 @@ class Session:
                         **kwargs: Any) -> Any:
         """torch._dynamo.optimize_assert(backend): compile with no graph break allowed, as torch's
         test helpers do (`make_dynamo_test`, `standard_test`, through torch._dynamo.testing)."""
-        if _called_from_torch():
+        if torch.compiler.is_compiling() or _called_from_torch():
             return real_assert(*args, **kwargs)
         return self._decorator(real_compile, "_optimize_assert", args, kwargs, fullgraph=True)
 
@@ -149,6 +169,10 @@ class Session:
 
     def _label(self, model: Any) -> str:
         base = getattr(model, "__qualname__", None) or type(model).__name__
+        if self.depth:
+            # made inside a recorded call: where Dynamo traces that call, its torch.compile is a
+            # no-op that makes no recorder, so it must not take a label from those made outside
+            return f"{base} (compiled inside a call)"
         label, n = base, 1
         while label in self._labels:
             n += 1
@@ -204,9 +228,11 @@ class Session:
                 kwargs=_safe(lambda: snapshot(kwargs)),
                 result=_safe(lambda: snapshot(result, inputs=args)) if exception is None else None,
                 exception=exception_info(exception, self.program, in_call=True) if exception is not None else None,
-                program_state=_safe(lambda: snapshot(self.globals_view())),
+                program_state=_safe(lambda: snapshot(self._compared_globals())),
                 resets=self.resets,
                 compiles=len(new_metrics),
+                compiler_made=tuple(sorted(self._backends.wrote)) if self._backends is not None else (),
+                lru_cache_traced=tuple(dict.fromkeys(self._lru_traced)),
                 recompiles=tuple(self._recompile(m) for m in new_metrics if m.recompile_reason),
             )
         )
@@ -220,6 +246,15 @@ class Session:
             limit=(limit := metrics.fail_type is not None and "recompile limit" in (metrics.fail_reason or "")),
             lowered=limit and _recompile_limit_lowered(),
         )
+
+    def _compared_globals(self) -> dict[str, Any]:
+        """The globals view with what the program's backends wrote left unread: it is not
+        compared, and read first it would take the program's own objects it holds (the example
+        inputs are the program's tensors) away from the names the eager run finds them under."""
+        view = self.globals_view()
+        if self._backends is None or not self._backends.wrote:
+            return view
+        return {name: COMPILER_MADE if name in self._backends.wrote else value for name, value in view.items()}
 
     def globals_view(self) -> dict[str, Any]:
         """The program's data globals and its classes' data attributes: what side effects reach.
@@ -302,6 +337,8 @@ def unavailable() -> tuple[str, ...]:
                 for name in _METRICS_READ if name not in fields]
     missing += [f"{name} (calls under different TorchFunctionModes are taken for one state)"
                 for name, present in _MODE_HOOKS.items() if not present]
+    if not all(build is not None for build in _dynamo_tables()):
+        missing.append("Dynamo's tables by torch object (a nested torch.compile Dynamo traces may break the graph)")
     if "recompile_limit" not in getattr(config, "_config", {}):
         missing.append("torch._dynamo.config.recompile_limit (a lowered limit is not seen)")
     return tuple(missing)
@@ -322,6 +359,25 @@ def recompile_reason(text: str) -> str:
     if ": " in first and first.split(": ", 1)[0].replace("/", "").isdigit():
         first = first.split(": ", 1)[1]
     return " ".join(first.split("#", 1)[0].split())[:300]
+
+
+def _build_dynamo_tables() -> None:
+    """Have Dynamo build, while torch.compile is still torch's, the tables it builds once from
+    torch's functions by identity (its rule per torch object, its handlers of torch functions,
+    `torch.compile`'s among them: a nested torch.compile it traces is a no-op). Built during a
+    run, with torch.compile patched, they would know that run's stand-in instead, and in every
+    later run a nested torch.compile that Dynamo traces would break the graph."""
+    for build in _dynamo_tables():
+        if build is not None:
+            build()
+
+
+def _dynamo_tables() -> tuple[Callable[[], Any] | None, ...]:
+    from torch._dynamo import trace_rules
+    from torch._dynamo.variables.torch import TorchInGraphFunctionVariable
+
+    return (getattr(trace_rules, "get_torch_obj_rule_map", None),
+            getattr(TorchInGraphFunctionVariable, "_get_handlers", None))
 
 
 def _take_arguments_as(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:

@@ -115,6 +115,8 @@ class _Snapshotter:
             return OpaqueValue("iterator", "")
         if "_mutator_recorder" in type(value).__dict__:  # a Recorder: never ask it for attributes
             return OpaqueValue("compiled", object.__getattribute__(value, "_label"))
+        if isinstance(value, torch.autograd.graph.Node):  # a grad_fn: which node it is is the backend's choice
+            return OpaqueValue("autograd node", "")
         rng = _rng_state(value)
         if rng is not None:
             return OpaqueValue(_kind(value), rng)

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import pytest
 
-from mutator.core.observation import Mode
+from mutator.core.observation import Mode, RunConfig
 from mutator.core.values import MapValue, OpaqueValue
 from mutator.core.verdict import Verdict
+from mutator.judge.check import Checker
 
 from tests.conftest import program
 
@@ -263,3 +264,73 @@ def test_a_harvested_assertion_helper_stands_for_its_caller(pool):
         T().test_printout()
     """), Mode.COMPILED)
     assert printout.uncaught.check == "compiler"  # what expecttest compares is the compiler's printout
+
+
+def test_under_an_aot_backend_a_grad_fn_name_is_not_compared_but_the_values_are(pool):
+    aot = Checker(pool, config=RunConfig(timeout=30, backend="aot_eager"))  # mutate run --backend aot_eager
+    source = """
+        import torch
+        def shift(x, w):
+            h = x * w + 1
+            print("inside", h)
+            return h * 2
+        opt = torch.compile(shift)
+        w = torch.ones(3, requires_grad=True)
+        out = opt(torch.arange(3.0), w)
+        print(out)
+        node, text = out.grad_fn, str(out)
+    """
+    result = check(aot, source)
+    assert result.verdict is Verdict.PASS, result.reason
+    assert "grad_fn=<CompiledFunctionBackward>" in result.compiled.observation.stdout.head  # the names did differ
+    wrong = check(aot, source.replace('"inside", h', '"inside", h + torch.compiler.is_compiling()'))
+    assert wrong.verdict is Verdict.MISMATCH and wrong.judgement.divergence.observation == "stdout", wrong.reason
+
+
+def test_the_globals_a_backend_of_the_programs_own_writes_are_named_in_the_compiled_run(pool):
+    source = program("""
+        import torch
+        from torch._dynamo.testing import CompileCounter
+        graphs, seen = [], {"n": 0}
+        def keep(gm, example_inputs):
+            graphs.append(gm)
+            return gm.forward
+        cnt = CompileCounter()
+        torch.compile(lambda x: x + 1, backend=cnt)(torch.ones(1))  # torch's backend: nothing of the program's
+        seen["n"] += 1
+        torch.compile(lambda x: x * 2, backend=keep)(torch.ones(1))
+        seen["n"] += 1
+        torch.compile(lambda x: x - 1, backend=keep)(torch.ones(1))  # compiled again: still the same names
+    """)
+    compiled, eager = pool.run(source, Mode.COMPILED), pool.run(source, Mode.EAGER)
+    assert [c.compiler_made for c in compiled.observation.calls] == [(), ("graphs",), ("graphs",)]
+    assert all(c.compiler_made == () for c in eager.observation.calls)
+    state = dict(compiled.observation.calls[1].program_state.items)
+    assert state["graphs"] == "<written by the program's backend>" and dict(state["seen"].items) == {"n": 1}
+
+
+def test_where_dynamo_traces_through_an_lru_cache_is_noted_and_an_eager_run_can_do_as_it_does(pool):
+    source = program("""
+        import functools
+        import torch
+        log = []
+        @functools.lru_cache(maxsize=None)
+        def unit(n):
+            log.append(n)
+            return n + 1
+        f = torch.compile(lambda x: x * unit(2), backend="eager")
+        for _ in range(3):
+            f(torch.ones(1))
+        print(len(log), unit.cache_info())
+        unit(2)  # outside any compiled call: the cache
+        print(len(log), unit.cache_info())
+    """)
+    compiled = pool.run(source, Mode.COMPILED)
+    through = pool.run(source, Mode.EAGER, RunConfig(timeout=30, lru_cache_calls_through=True))
+    plain = pool.run(source, Mode.EAGER)
+    assert [c.lru_cache_traced for c in compiled.observation.calls] == [("prog.py:8",)] * 3  # the lambda's line
+    assert all(c.lru_cache_traced == () for c in through.observation.calls + plain.observation.calls)
+    assert through.observation.stdout.head == compiled.observation.stdout.head == (
+        "3 CacheInfo(hits=0, misses=0, maxsize=None, currsize=0)\n"
+        "4 CacheInfo(hits=0, misses=1, maxsize=None, currsize=1)\n")
+    assert plain.observation.stdout.head.startswith("1 CacheInfo(hits=2, misses=1")

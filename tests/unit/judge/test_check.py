@@ -273,6 +273,7 @@ def test_a_program_checked_on_its_own_runs_side_by_side_on_two_workers():
 # what a program derived from Dynamo's counters is masked wherever it went ---------------------
 
 PERTURBED = "perturbed"  # what the scripted runner answers an eager run that perturbs
+THROUGH = "through"  # ... and an eager run that calls the program's lru_caches through
 
 
 class ConfigRecordingRunner:
@@ -288,6 +289,8 @@ class ConfigRecordingRunner:
         self.asked.append((mode, config, avoid))
         perturbing = (config or self.config).perturb_compiler_state
         kind = PERTURBED if perturbing and mode is Mode.EAGER else mode.value
+        if mode is Mode.EAGER and (config or self.config).lru_cache_calls_through:
+            kind = THROUGH
         future = Future()
         future.set_result(self.queues[kind].pop(0))
         return future
@@ -428,3 +431,41 @@ def test_derived_paths_are_values_only():
     assert derived_paths(first, timed_out) == frozenset()
     both_stopped = copying(Mode.EAGER, EAGER_ROW, outcome=Outcome.RAISED, uncaught=COMPILER_CHECK)
     assert derived_paths(both_stopped, stopped) == frozenset()
+
+
+# -- where Dynamo traced through a functools.lru_cache wrapper (documented), one more eager run
+# calls the program's cached functions through inside compiled calls, as Dynamo does ---------
+
+def logging_calls(mode: Mode, calls: int, *, result: int = 1, traced: tuple[str, ...] = ()):
+    """A run whose one call returned `result`, after which the cached function had logged `calls` calls."""
+    state = MapValue("dict", (("calls", SeqValue("list", (4,) * calls)),))
+    one = dataclasses.replace(call(result=tensor([result], "torch.int64")), program_state=state,
+                              lru_cache_traced=traced)
+    return compiled_run(calls=[one]) if mode is Mode.COMPILED else run(mode, calls=[one])
+
+
+def test_a_divergence_that_an_eager_run_calling_lru_caches_through_explains_is_documented():
+    # eager runs: the first, and the third that a divergence in globals gets
+    runner = ConfigRecordingRunner(eager=[logging_calls(Mode.EAGER, 1)] * 2, perturbed=[logging_calls(Mode.EAGER, 1)],
+                                   compiled=[logging_calls(Mode.COMPILED, 2, traced=("p.py:3",))] * 2,
+                                   through=[logging_calls(Mode.EAGER, 2)])
+    result = Checker(runner).check(PROGRAM)
+    assert result.verdict is Verdict.PASS and result.reason.startswith("documented: Dynamo traced through "
+                                                                        "functools.lru_cache at p.py:3"), result.reason
+    (through,) = [(mode, config) for mode, config, _ in runner.asked if config and config.lru_cache_calls_through]
+    assert through == (Mode.EAGER, RunConfig(lru_cache_calls_through=True)) and len(result.runs) == 6
+
+
+def test_a_divergence_the_cache_does_not_explain_stays_a_mismatch():
+    compiled = logging_calls(Mode.COMPILED, 2, result=2, traced=("p.py:3",))
+    runner = ConfigRecordingRunner(eager=[logging_calls(Mode.EAGER, 1)], perturbed=[logging_calls(Mode.EAGER, 1)],
+                                   compiled=[compiled] * 2, through=[logging_calls(Mode.EAGER, 2)])
+    result = Checker(runner).check(PROGRAM)
+    assert result.verdict is Verdict.MISMATCH and result.judgement.divergence.where == "call 1 (fn) result"
+
+
+def test_without_dynamo_tracing_through_a_cache_no_run_calls_one_through():
+    runner = ConfigRecordingRunner(eager=[logging_calls(Mode.EAGER, 1)] * 2, perturbed=[logging_calls(Mode.EAGER, 1)],
+                                   compiled=[logging_calls(Mode.COMPILED, 2)] * 2, through=[])
+    result = Checker(runner).check(PROGRAM)
+    assert result.verdict is Verdict.MISMATCH and len(result.runs) == 5  # no run calling caches through

@@ -6,7 +6,7 @@ import pytest
 from mutator.core.observation import CompileStats, Mode, Outcome, Recompile, TestOutcome
 from mutator.judge.oracle import Oracle
 from mutator.core.program import Program
-from mutator.core.values import FrameInfo
+from mutator.core.values import FrameInfo, MapValue, OpaqueValue
 from mutator.core.verdict import Verdict
 
 from tests.helpers import PROGRAM, call, compiled_run, exc, run, tensor, with_fullgraph
@@ -410,3 +410,18 @@ def test_storms_are_read_from_the_calls_not_from_run_wide_counters():
     # two instances sharing forward can pass the per-code limit together: only calls say which code object storms
     stats = CompileStats(compiles=9, recompile_limit_hit=True, recompile_reasons=("G['S'] == 7",))
     assert oracle.judge(run(), compiled_run(compile_stats=stats)).verdict is Verdict.PASS
+
+
+def test_what_the_programs_backend_wrote_in_a_global_is_not_compared_but_the_rest_is():
+    def globals_(graph, total):
+        return MapValue("dict", (("LAST", graph), ("total", total)))
+
+    eager = run(calls=[call(0, program_state=globals_(None, 3.0))])
+    made = OpaqueValue("str", "<written by the program's backend>")
+    compiled = compiled_run(calls=[replace(call(0, program_state=globals_(made, 3.0)), compiler_made=("LAST",))])
+    judgement = oracle.judge(eager, compiled)
+    assert judgement.verdict is Verdict.PASS, judgement.reason
+    assert judgement.masked == ("call 1 (fn) program globals after the call['LAST']",)
+    wrong = compiled_run(calls=[replace(call(0, program_state=globals_(made, 4.0)), compiler_made=("LAST",))])
+    judgement = oracle.judge(eager, wrong)
+    assert judgement.verdict is Verdict.MISMATCH and judgement.divergence.where.endswith("['total']")

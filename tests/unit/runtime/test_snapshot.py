@@ -1,8 +1,9 @@
-"""State signatures (runtime.snapshot.signature_of): what Dynamo's guards read of a tensor."""
+"""Snapshots (runtime.snapshot): state signatures, what Dynamo's guards read of a tensor, and what a value is kept as."""
 
 import torch
 
-from mutator.runtime.snapshot import signature_of
+from mutator.core.values import OpaqueValue
+from mutator.runtime.snapshot import signature_of, snapshot
 
 
 def test_a_tensor_attribute_is_part_of_the_state_signature():
@@ -30,3 +31,13 @@ def test_dynamic_marks_still_count_and_an_attribute_naming_its_own_tensor_is_tak
     plain = signature_of(a)
     a.me = a
     assert signature_of(a) != plain
+
+
+def test_a_grad_fn_is_kept_as_an_autograd_node_whatever_made_it():
+    x = torch.ones(2, requires_grad=True)
+    by_eager = (x + 1).grad_fn
+    by_aot = torch.compile(lambda t: t + 1, backend="aot_eager")(x).grad_fn
+    assert type(by_eager).__name__ == "AddBackward0" and type(by_aot).__name__ == "CompiledFunctionBackward"
+    kept = [snapshot(node) for node in (by_eager, by_aot)]
+    assert all(isinstance(k, OpaqueValue) and (k.kind, k.text) == ("autograd node", "") for k in kept)
+    assert snapshot(x.grad_fn) is None
