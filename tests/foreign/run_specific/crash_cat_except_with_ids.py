@@ -1,6 +1,7 @@
 # expect: CRASH TorchRuntimeError
+# expect on 2.15: PASS
 # expect on 2.14: PASS
-# why: try/except RuntimeError around a shape-mismatched torch.cat works eagerly, but Dynamo fails the fake-tensor trace and raises TorchRuntimeError; thread ids and id()s kept in globals are incidental; torch 2.14 fixed it (the except catches the shape error)
+# why: try/except RuntimeError around a shape-mismatched torch.cat works eagerly, but Dynamo fails the fake-tensor trace and raises TorchRuntimeError; thread ids and id()s kept in globals are incidental; torch 2.14 fixed it, and 2.15 keeps it fixed (the except catches the shape error)
 
 import threading
 import torch
