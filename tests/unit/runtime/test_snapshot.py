@@ -1,7 +1,13 @@
-"""State signatures (runtime.snapshot.signature_of): what Dynamo's guards read of a tensor."""
+"""State signatures (runtime.snapshot.signature_of): what Dynamo's guards read of a tensor,
+of a program's classes and of a weak reference."""
+
+import fractions
+import gc
+import weakref
 
 import torch
 
+from mutator.runtime.ownership import program_class
 from mutator.runtime.snapshot import signature_of
 
 
@@ -30,3 +36,42 @@ def test_dynamic_marks_still_count_and_an_attribute_naming_its_own_tensor_is_tak
     plain = signature_of(a)
     a.me = a
     assert signature_of(a) != plain
+
+
+def test_what_a_programs_class_holds_is_part_of_the_state_of_its_instances():
+    class Base:
+        gain = 2.0
+
+    class Child(Base):
+        gain = 5.0
+
+        def scale(self):
+            return 1
+
+    child = Child()
+    first = signature_of(((child,), {}))
+    del Child.gain  # y.gain now resolves to Base's: Dynamo guards type(y).__dict__
+    deleted = signature_of(((child,), {}))
+    Child.gain = 5.0
+    assert first != deleted and signature_of(((child,), {})) == first
+    Child.scale = lambda self: 2  # a method is a class attribute too
+    assert signature_of(((child,), {}))[0] != first[0]
+    assert signature_of(((Child,), {}))[0] != signature_of(((Base,), {}))[0]  # a class passed as itself
+
+
+def test_only_the_programs_classes_are_read_not_installed_ones():
+    class Local:
+        pass
+
+    assert program_class(Local)
+    assert not program_class(torch.nn.Linear) and not program_class(fractions.Fraction) and not program_class(int)
+
+
+def test_a_weak_reference_is_its_referent_or_dead():
+    held, same = torch.ones(3), torch.ones(3)
+    ref, same_ref = weakref.ref(held), weakref.ref(same)
+    alive = signature_of(((ref,), {}))
+    assert alive == signature_of(((same_ref,), {}))  # a referent as guards see it: metadata, not identity
+    del held
+    gc.collect()
+    assert ref() is None and signature_of(((ref,), {}))[0] != alive[0]
