@@ -413,7 +413,9 @@ def _function_modes() -> tuple[Any, ...]:
 
 def _target_state(target: Any) -> Any:
     """What a compiled callable carries besides its arguments: a module's state, a function's
-    closure cells and defaults, a bound method's object."""
+    closure cells and defaults, a bound method's object, a partial's function and arguments,
+    and any other callable itself (an object with `__call__`, a builtin): Dynamo compiles
+    those through one shared wrapper (`external_utils.inner`) whose guards read it as `fn`."""
     if isinstance(target, torch.nn.Module):
         return target
     if isinstance(target, types.MethodType):
@@ -421,7 +423,9 @@ def _target_state(target: Any) -> Any:
     if isinstance(target, types.FunctionType):
         cells = tuple(_cell_contents(cell) for cell in target.__closure__ or ())
         return (cells, target.__defaults__, target.__kwdefaults__)
-    return None
+    if isinstance(target, functools.partial):
+        return (target.func, _target_state(target.func), target.args, target.keywords)
+    return target
 
 
 def _cell_contents(cell: types.CellType) -> Any:
