@@ -7,7 +7,7 @@ compiling. A storm is a frontend bug only when a code object recompiles on a cal
 *complete* state repeats an earlier call's exactly (the runtime's `signature`: inputs'
 metadata with strides and dispatch keys and their Python values, since tensor values are
 not guarded; the compiled module, closure or callable object; what the program's classes
-hold; weak references' referents; grad, autocast and default-dtype modes, the
+hold and its functions close over; weak references' referents; grad, autocast and default-dtype modes, the
 TorchFunctionModes active and DisableTorchFunction; RNG states; dynamic-shape marks,
 `training` flags and hooks; every program global): its
 guards then fail on the state they were built for, unless they guard the identity of an

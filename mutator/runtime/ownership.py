@@ -95,10 +95,11 @@ def _infrastructure_module(module: str) -> bool:
     return any(module == prefix or module.startswith(prefix + ".") for prefix in INFRASTRUCTURE)
 
 
-def program_class(cls: type) -> bool:
-    """A class the program defined: its module's file lies outside Python's installation
-    (the standard library, installed packages) and is not torch's, as a source build's is."""
-    module_name = getattr(cls, "__module__", None) or ""
+def program_defined(cls_or_function: Any) -> bool:
+    """A class or function the program defined: its module's file lies outside Python's
+    installation (the standard library, installed packages) and is not torch's, as a source
+    build's is."""
+    module_name = getattr(cls_or_function, "__module__", None) or ""
     if module_name == "torch" or module_name.startswith("torch."):
         return False
     file = getattr(sys.modules.get(module_name), "__file__", None)

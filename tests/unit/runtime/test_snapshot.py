@@ -1,5 +1,5 @@
 """State signatures (runtime.snapshot.signature_of): what Dynamo's guards read of a tensor,
-of a program's classes and of a weak reference."""
+of a program's classes and functions and of a weak reference."""
 
 import fractions
 import gc
@@ -7,7 +7,7 @@ import weakref
 
 import torch
 
-from mutator.runtime.ownership import program_class
+from mutator.runtime.ownership import program_defined
 from mutator.runtime.snapshot import signature_of
 
 
@@ -63,8 +63,8 @@ def test_only_the_programs_classes_are_read_not_installed_ones():
     class Local:
         pass
 
-    assert program_class(Local)
-    assert not program_class(torch.nn.Linear) and not program_class(fractions.Fraction) and not program_class(int)
+    assert program_defined(Local)
+    assert not program_defined(torch.nn.Linear) and not program_defined(fractions.Fraction) and not program_defined(int)
 
 
 def test_a_weak_reference_is_its_referent_or_dead():
@@ -75,3 +75,20 @@ def test_a_weak_reference_is_its_referent_or_dead():
     del held
     gc.collect()
     assert ref() is None and signature_of(((ref,), {}))[0] != alive[0]
+
+
+def test_what_a_programs_function_closes_over_is_part_of_the_state():
+    count = 0
+
+    def bump():
+        nonlocal count
+        count += 1
+        return count
+
+    def walk(x):
+        return x + bump()
+
+    before = signature_of(((walk,), {}))
+    assert signature_of(((walk,), {})) == before
+    bump()  # walk's closure holds bump, whose cell Dynamo guards once it inlines bump
+    assert signature_of(((walk,), {})) != before
