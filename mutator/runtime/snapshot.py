@@ -125,8 +125,9 @@ class _Snapshotter:
         if "_mutator_recorder" in type(value).__dict__:  # a Recorder: never ask it for attributes
             return OpaqueValue("compiled", object.__getattribute__(value, "_label"))
         if self._guards and isinstance(value, weakref.ref):  # Dynamo guards what `ref()` gives: None once dead
+            referent = weakref.ref.__call__(value)  # not a subclass's own __call__: no program code runs
             return self._memo(value, path, lambda: ObjectValue(
-                _kind(value), (("referent", self.take(value(), f"{path}()", depth + 1)),)))
+                _kind(value), (("referent", self.take(referent, f"{path}()", depth + 1)),)))
         rng = _rng_state(value)
         if rng is not None:
             return OpaqueValue(_kind(value), rng)
