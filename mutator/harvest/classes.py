@@ -11,7 +11,8 @@ classes that inherit it. Tests come in pytest's order: a TestCase's sorted by na
 For one test, `members` says what of each class along the MRO the program keeps: the
 test, set-up and tear-down, and what they reach as `self.x`/`cls.x` (its first
 definition along the MRO) or `super().x` (every definition); `pruned` writes each class
-with only those, its framework base turned into `HarvestedChecks`.
+with only those, its framework base turned into `HarvestedChecks` (`HarvestedDynamoChecks`
+for torch's Dynamo TestCase and those derived from it, whose set-up then still runs).
 """
 
 from __future__ import annotations
@@ -174,8 +175,8 @@ class Hierarchy:
         for owner, items in members.items():
             if owner.copied is not None and not items:
                 continue  # copied members the test does not reach
-            bases = [arg.with_changes(value=cst.Name(framework.BASE_CLASS)) if self._framework(owner, arg) else arg
-                     for arg in owner.node.bases] if owner.copied is None else []  # its own members only
+            bases = [arg.with_changes(value=cst.Name(self._stand_in(owner, arg))) if self._framework(owner, arg)
+                     else arg for arg in owner.node.bases] if owner.copied is None else []  # its own members only
             bases[:0] = [cst.Arg(cst.parse_expression(written)) for copy, written in self._copies.get(owner, ())
                          if members.get(copy)]
             if owner == cls and not self.is_case(cls):
@@ -211,6 +212,25 @@ class Hierarchy:
         """Whether a base is a test framework's TestCase (from outside the folder)."""
         base = self._base(owner.module, arg.value)
         return base is None and owner.module.code(arg.value).split(".")[-1].endswith(_CASE_BASES)
+
+    def _stand_in(self, owner: ClassRef, arg: cst.Arg) -> str:
+        """What a framework base becomes: HarvestedDynamoChecks for torch's Dynamo TestCase or
+        one derived from it (its set-up gives the test its configuration), else HarvestedChecks."""
+        dotted = self._dotted(owner.module, arg.value)
+        return framework.DYNAMO_BASE if dotted.startswith(framework.DYNAMO_CASES) else framework.BASE_CLASS
+
+    def _dotted(self, module: Module, expr: cst.BaseExpression) -> str:
+        """The dotted name a base from outside the folder stands for, through the module's
+        imports (`TestCase` of `from torch._dynamo.test_case import TestCase`)."""
+        written = module.code(expr)
+        head, _, rest = written.partition(".")
+        binding = self.folder.resolve(module, head) if head.isidentifier() else None
+        origin = binding.statement.origins.get(head) if isinstance(binding, Definition) and \
+            binding.statement.kind == "import" else None
+        if origin is None or origin.level:
+            return written
+        full = origin.module if origin.attr is None else f"{origin.module}.{origin.attr}"
+        return f"{full}.{rest}" if rest else full
 
     def _abstract(self, cls: ClassRef) -> bool:
         """An ABC with abstract methods left: pytest does not collect it."""

@@ -3,8 +3,12 @@
 A harvested unittest test keeps its own body: `self.assertEqual(...)` and friends then
 resolve to `HarvestedChecks`, whose methods are plain asserts (tensors through
 `torch.testing.assert_close`), so the program runs with plain `python` and without
-unittest's machinery catching what fails. `HarvestedChecks.run` plays unittest's part:
-class set-up, set-up, the test, tear-down. The source below is emitted into each program.
+unittest's machinery catching what fails. `HarvestedChecks.harvested_run` plays unittest's
+part: class set-up, set-up, the test, tear-down. A test whose class derives from torch's
+Dynamo `TestCase` gets `HarvestedDynamoChecks` instead, which puts that TestCase behind the
+plain checks: its own set-up then runs around the test (the `torch._dynamo.config` it patches
+for its tests, nested graph breaks), as the installed torch has it, not a copy of ours. The
+source below is emitted into each program.
 """
 
 from __future__ import annotations
@@ -14,6 +18,9 @@ import re
 import libcst as cst
 
 BASE_CLASS = "HarvestedChecks"
+DYNAMO_BASE = "HarvestedDynamoChecks"  # HarvestedChecks for a test of torch's Dynamo TestCase
+# where torch's Dynamo TestCase and the TestCases derived from it live: a base from these is one
+DYNAMO_CASES = ("torch._dynamo.test_case.", "torch._inductor.test_case.")
 RAISES = "harvested_raises"  # stands in for pytest.raises
 STANDARD_TEST = "harvested_standard_test"  # stands in for torch._dynamo.testing.standard_test
 
@@ -23,17 +30,18 @@ class HarvestedChecks(unittest.TestCase):
 
     def setUp(self):
         torch._dynamo.reset()
+        super().setUp()
 
     def tearDown(self):
-        pass
+        super().tearDown()
 
     @classmethod
     def setUpClass(cls):
-        pass
+        super().setUpClass()
 
     @classmethod
     def tearDownClass(cls):
-        pass
+        super().tearDownClass()
 
     @staticmethod
     def harvested_run(case_class, test_name, params):
@@ -151,6 +159,12 @@ class HarvestedChecks(unittest.TestCase):
         raise AssertionError(msg or "failed")
 '''
 
+DYNAMO_CASE = '''
+class HarvestedDynamoChecks(HarvestedChecks, torch._dynamo.test_case.TestCase):
+    """The plain checks under torch's Dynamo TestCase, whose own set-up runs around the test:
+    the torch._dynamo.config it gives its tests, as the installed torch has it."""
+'''
+
 RAISES_SOURCE = '''
 class harvested_raises:
     """`with harvested_raises(ValueError, match="bad"):` as pytest.raises and assertRaises do."""
@@ -227,7 +241,10 @@ def needed(code: str) -> list[str]:
     standard = STANDARD_TEST in code
     called = set(re.findall(r"\b(?:self|cls|super\(\))\.(\w+)", code)) | ({"assertEqual"} if standard else set())
     called |= {dep for name in list(called) for dep in _USES.get(name, ())}
-    pieces = [_case_with(called)] if BASE_CLASS in code else []
+    dynamo = DYNAMO_BASE in code
+    pieces = [_case_with(called)] if BASE_CLASS in code or dynamo else []
+    if dynamo:
+        pieces.append(DYNAMO_CASE.strip())
     if RAISES in code or called & {"assertRaisesRegex"}:
         pieces.append(RAISES_SOURCE.strip())
     if SAME_NAME in code or standard or called & {"assertEqual", "assertNotEqual"}:
@@ -253,7 +270,8 @@ def _member_kept(item: cst.BaseStatement, methods: set[str]) -> bool:
     return True  # the docstring
 
 
-IMPORTS = ("contextlib", "gc", "math", "re", "sys", "unittest", "torch", "torch._dynamo.testing")
+IMPORTS = ("contextlib", "gc", "math", "re", "sys", "unittest", "torch", "torch._dynamo.testing",
+           "torch._dynamo.test_case")
 
 
 class Standalone(cst.CSTTransformer):

@@ -6,7 +6,8 @@ break, and a code object that sees more distinct states than `recompile_limit` s
 compiling. A storm is a frontend bug only when a code object recompiles on a call whose
 *complete* state repeats an earlier call's exactly (the runtime's `signature`: inputs'
 metadata with strides and dispatch keys and their Python values, since tensor values are
-not guarded; the compiled module or closure; grad, autocast and default-dtype modes, the
+not guarded; the compiled module, closure or callable object; what the program's classes
+hold and its functions close over; weak references' referents; grad, autocast and default-dtype modes, the
 TorchFunctionModes active and DisableTorchFunction; RNG states; dynamic-shape marks,
 `training` flags and hooks; every program global): its
 guards then fail on the state they were built for, unless they guard the identity of an
@@ -14,9 +15,13 @@ object made afresh for the call, or the recompiled code object is not the call's
 but one Dynamo reached inside it (a resume function after a graph break, a
 `__torch_function__`, a helper) whose arguments come from tensor values that differ
 between the two calls: values computed after a graph break are specialised, as Dynamo
-documents. A code object that hits the recompile limit without a real repeat is
-documented specialisation, kept apart at low severity with Dynamo's own hint, unless the
-program had lowered the limit below Dynamo's default itself: reaching it was its aim.
+documents; or a resume function whose failing guard reads a value that was on the
+interrupted frame's stack (`___stack1 == 1`): what the frame computed before the break
+(a helper's result, a counter it bumped) is no part of the state the call began with,
+which is all a signature holds. A code object that hits the recompile limit without a
+real repeat is documented specialisation, kept apart at low severity with Dynamo's own
+hint, unless the program had lowered the limit below Dynamo's default itself: reaching
+it was its aim.
 
 Pure and torch-free; counted per code object and per `torch._dynamo.reset()` epoch.
 """
@@ -36,6 +41,7 @@ RESUME_PREFIX = "torch_dynamo_resume_in_"  # the code objects Dynamo makes to re
 _TENSOR = re.compile(r"(size|stride|dtype|device|requires_grad|dispatch key set|storage offset|layout) mismatch")
 _GLOBAL = re.compile(r"GLOBAL_STATE changed: ([\w ]+)")
 _COMPARISON = re.compile(r"==|!=|\bis\b|<=|>=|<|>")
+_STACK_VALUE = re.compile(r"\b___stack\d+\b")  # how a resume function names what was on the stack at the break
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,7 +110,10 @@ def recompile_storm(observation: Observation) -> Storm | None:
         documented = [r for r in repeats if r[1].code == code]
         why = ("on states that never repeat" if not documented else
                f"on calls whose state repeats, guarding the {kind} of objects made afresh for every call"
-               if kind in IDENTITY_KINDS else "on values computed from tensors inside the calls")
+               if kind in IDENTITY_KINDS else
+               "on values computed inside the calls before a graph break, on the interrupted frame's stack"
+               if code.startswith(RESUME_PREFIX) and _STACK_VALUE.search(last.reason) else
+               "on values computed from tensors inside the calls")
         return Storm(Verdict.SPECIALIZATION,
                      f"{code} hit Dynamo's recompile limit after {compiles[code]} recompilations {why}: documented "
                      f"specialisation (last guard failure: {last.reason}){_hint(last)}", f"limit:{kind}")
@@ -115,7 +124,10 @@ def _documented(call: CallRecord, recompile: Recompile, earlier: CallRecord) -> 
     """Whether documented specialisation explains recompiling on a repeated state."""
     if guard_kind(recompile.reason) in IDENTITY_KINDS:
         return True
-    inner = recompile.code != call.entry_code or recompile.code.startswith(RESUME_PREFIX)
+    resumed = recompile.code.startswith(RESUME_PREFIX)
+    if resumed and _STACK_VALUE.search(recompile.reason):  # a value computed inside the call
+        return True
+    inner = recompile.code != call.entry_code or resumed
     return inner and call.exact_signature != earlier.exact_signature  # fed by tensor values that changed
 
 

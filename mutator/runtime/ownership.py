@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import ast
 import functools
+import os
 import sys
+import sysconfig
 import types
 from typing import Any
 
@@ -35,6 +37,11 @@ INFRASTRUCTURE = (
     "inspect", "traceback", "contextvars", "_contextvars", "tempfile", "warnings", "pytest", "_pytest",
 )
 _NOT_STATE = (types.ModuleType, type, str, bytes, int, float, complex, bool, tuple, frozenset, type(None))
+
+# where installed code lives: the standard library, site-packages, the environment's prefixes
+_INSTALLED = tuple(sorted({os.path.join(os.path.abspath(path), "") for path in (
+    *(sysconfig.get_paths().get(key) for key in ("stdlib", "platstdlib", "purelib", "platlib")),
+    sys.prefix, sys.base_prefix, sys.exec_prefix) if path}))
 
 _library_objects: list[Any] | None = None  # kept alive: their ids cannot be reused by program objects
 _library_ids: dict[int, str] = {}  # id -> the module that holds the object
@@ -86,6 +93,17 @@ def is_infrastructure(cls: type) -> bool:
 @functools.lru_cache(maxsize=4096)
 def _infrastructure_module(module: str) -> bool:
     return any(module == prefix or module.startswith(prefix + ".") for prefix in INFRASTRUCTURE)
+
+
+def program_defined(cls_or_function: Any) -> bool:
+    """A class or function the program defined: its module's file lies outside Python's
+    installation (the standard library, installed packages) and is not torch's, as a source
+    build's is."""
+    module_name = getattr(cls_or_function, "__module__", None) or ""
+    if module_name == "torch" or module_name.startswith("torch."):
+        return False
+    file = getattr(sys.modules.get(module_name), "__file__", None)
+    return isinstance(file, str) and not os.path.abspath(file).startswith(_INSTALLED)
 
 
 def derives_from_infrastructure(cls: type) -> bool:

@@ -185,8 +185,8 @@ class Session:
         """Run one outermost call through `recorder` and emit its CallRecord."""
         index = self.calls
         self.calls += 1
-        signature, exact = _safe(lambda: signature_of(
-            (_target_state(recorder._target), args, kwargs, _global_state(), self.globals_view())), ("", ""))
+        signature, exact = _safe(lambda: signature_of((_target_state(recorder._target), args, kwargs, _global_state(),
+                                                       self.globals_view(), _functions(self.program_globals))), ("", ""))
         error_on_graph_break = bool(dynamo_utils._get_error_on_graph_break())
         if self.mode is Mode.REFERENCE:
             args, kwargs = _to_float64(args), _to_float64(kwargs)
@@ -469,7 +469,9 @@ def _function_modes() -> tuple[Any, ...]:
 
 def _target_state(target: Any) -> Any:
     """What a compiled callable carries besides its arguments: a module's state, a function's
-    closure cells and defaults, a bound method's object."""
+    closure cells and defaults, a bound method's object, a partial's function and arguments,
+    and any other callable itself (an object with `__call__`, a builtin): Dynamo compiles
+    those through one shared wrapper (`external_utils.inner`) whose guards read it as `fn`."""
     if isinstance(target, torch.nn.Module):
         return target
     if isinstance(target, types.MethodType):
@@ -477,7 +479,15 @@ def _target_state(target: Any) -> Any:
     if isinstance(target, types.FunctionType):
         cells = tuple(_cell_contents(cell) for cell in target.__closure__ or ())
         return (cells, target.__defaults__, target.__kwdefaults__)
-    return None
+    if isinstance(target, functools.partial):
+        return (target.func, _target_state(target.func), target.args, target.keywords)
+    return target
+
+
+def _functions(program_globals: dict[str, Any]) -> dict[str, Any]:
+    """The program's global functions, for the state signature: what their closure cells hold
+    is guarded once Dynamo inlines one (`G['bump'].__closure__[0].cell_contents == 1`)."""
+    return {name: value for name, value in program_globals.items() if isinstance(value, types.FunctionType)}
 
 
 def _cell_contents(cell: types.CellType) -> Any:

@@ -16,13 +16,14 @@ import hashlib
 import pickle
 import random
 import types
+import weakref
 from typing import Any
 
 import numpy as np
 import torch
 
 from mutator.runtime.iterators import Consumed, is_lazy_iterator
-from mutator.runtime.ownership import derives_from_infrastructure, library_owned
+from mutator.runtime.ownership import derives_from_infrastructure, library_owned, program_defined
 from mutator.core.values import (
     MapValue,
     ObjectValue,
@@ -54,6 +55,7 @@ _OPAQUE_TYPES = (
     type,
 )
 _UNREADABLE = (RuntimeError, TypeError, ValueError, NotImplementedError, AttributeError)
+_CLASS_BOOKKEEPING = frozenset({"__dict__", "__weakref__", "__doc__", "__module__", "__qualname__"})
 
 
 def snapshot(value: Any, *, inputs: tuple[Any, ...] = ()) -> Value:
@@ -65,7 +67,10 @@ def signature_of(value: Any) -> tuple[str, str]:
     """(metadata digest, digest with tensor values) of a value: "same state" for storms.
 
     Beyond what comparisons see, it covers what guards may read: strides, dispatch keys,
-    dynamic-shape marks and Python attributes of tensors, and the hooks registered on modules.
+    dynamic-shape marks and Python attributes of tensors, the hooks registered on modules,
+    what the program's classes hold (attribute lookups through `type(x).__dict__`), what
+    its functions' closure cells hold, and whether a weak reference's referent is alive,
+    and as what.
     """
     tree = _Snapshotter((), guards=True).take(value, "", 0)
     return structure_digest(tree, with_values=False), structure_digest(tree, with_values=True)
@@ -103,6 +108,10 @@ class _Snapshotter:
             return _numpy_value(type(value).__name__, np.asarray(value))
         if isinstance(value, enum.Enum):
             return OpaqueValue(_kind(value), value.name)
+        if self._guards and isinstance(value, type) and program_defined(value):
+            return self._memo(value, path, lambda: self._class(value, path, depth))
+        if self._guards and isinstance(value, (types.FunctionType, types.MethodType)) and program_defined(value):
+            return self._memo(value, path, lambda: self._function(value, path, depth))
         if isinstance(value, _OPAQUE_TYPES):
             return OpaqueValue(_kind(value), _qualname(value))
         if isinstance(value, (range, slice)):
@@ -117,6 +126,10 @@ class _Snapshotter:
             return OpaqueValue("compiled", object.__getattribute__(value, "_label"))
         if isinstance(value, torch.autograd.graph.Node):  # a grad_fn: which node it is is the backend's choice
             return OpaqueValue("autograd node", "")
+        if self._guards and isinstance(value, weakref.ref):  # Dynamo guards what `ref()` gives: None once dead
+            referent = weakref.ref.__call__(value)  # not a subclass's own __call__: no program code runs
+            return self._memo(value, path, lambda: ObjectValue(
+                _kind(value), (("referent", self.take(referent, f"{path}()", depth + 1)),)))
         rng = _rng_state(value)
         if rng is not None:
             return OpaqueValue(_kind(value), rng)
@@ -231,20 +244,56 @@ class _Snapshotter:
             hooks = tuple(_qualname(hook) for name in _MODULE_HOOKS
                           for hook in (module.__dict__.get(name) or {}).values() if callable(hook))
             fields.append(("<hooks>", SeqValue("hooks", hooks)))
+            fields.append(("<class>", self.take(type(module), f"{path}.__class__", depth + 1)))
         return ObjectValue(_kind(module), tuple(fields))
 
     def _object(self, obj: Any, path: str, depth: int) -> Value:
         fields: list[tuple[str, Value]] = []
         attrs = _instance_attrs(obj)
-        if attrs is None:
+        if attrs is None and not (self._guards and program_defined(type(obj))):
             return OpaqueValue(_kind(obj), "")
+        attrs = attrs or []
         if derives_from_infrastructure(type(obj)):  # a Thread or TestCase subclass: its base's bookkeeping is not ours
             attrs = [(name, item) for name, item in attrs if not name.startswith("_")]
         for name, item in attrs:
             fields.append((name, self.take(item, f"{path}.{name}", depth + 1)))
         if isinstance(obj, dict):  # a dict subclass with attributes: keep its items too
             fields.append(("<items>", self._mapping(obj, path, depth)))
+        if self._guards:
+            fields.append(("<class>", self.take(type(obj), f"{path}.__class__", depth + 1)))
         return ObjectValue(_kind(obj), tuple(fields))
+
+    def _class(self, cls: type, path: str, depth: int) -> ObjectValue:
+        """What each of the program's classes along `cls`'s MRO holds, by name: an attribute
+        read on an instance is guarded through `type(x).__dict__`, so deleting, adding or
+        changing a class attribute (a method included) between calls changes the state."""
+        fields: list[tuple[str, Value]] = []
+        for klass in cls.__mro__:
+            if not program_defined(klass):
+                continue
+            members = sorted(((str(name), item) for name, item in vars(klass).items()
+                              if name not in _CLASS_BOOKKEEPING), key=lambda member: member[0])
+            for name, item in members[:MAX_ITEMS]:
+                if isinstance(item, (staticmethod, classmethod)):
+                    item = item.__func__
+                fields.append((f"{klass.__qualname__}.{name}", self.take(item, f"{path}.{name}", depth + 1)))
+        return ObjectValue(f"class {_qualname(cls)}", tuple(fields))
+
+    def _function(self, fn: types.FunctionType | types.MethodType, path: str, depth: int) -> ObjectValue:
+        """A program's function as guards see it once Dynamo inlines it: what its closure cells
+        hold (a counter a `nonlocal` bumps: `bump.__closure__[0].cell_contents == 1`), its
+        defaults and attributes; a bound method, its object too."""
+        if isinstance(fn, types.MethodType):
+            return ObjectValue(f"method {_qualname(fn)}", (
+                ("self", self.take(fn.__self__, f"{path}.__self__", depth + 1)),
+                ("function", self.take(fn.__func__, f"{path}.__func__", depth + 1))))
+        cells = tuple(_cell_contents(cell) for cell in fn.__closure__ or ())
+        fields = [("closure", self.take(cells, f"{path}.__closure__", depth + 1)),
+                  ("defaults", self.take(fn.__defaults__, f"{path}.__defaults__", depth + 1)),
+                  ("kwdefaults", self.take(fn.__kwdefaults__, f"{path}.__kwdefaults__", depth + 1))]
+        fields += [(name, self.take(item, f"{path}.{name}", depth + 1))
+                   for name, item in list(fn.__dict__.items())[:MAX_ITEMS] if not name.startswith(("__", *_COMPILE_MARKS))]
+        return ObjectValue(f"function {_qualname(fn)}", tuple(fields))
 
 
 def _instance_attrs(obj: Any) -> list[tuple[str, Any]] | None:
@@ -328,6 +377,13 @@ def _numpy_value(kind: str, arr: np.ndarray) -> TensorValue:
     flat.setflags(write=False)
     digest = hashlib.sha1(f"{arr.dtype}{arr.shape}".encode() + flat.tobytes()).hexdigest()[:16]
     return TensorValue(kind, f"numpy.{arr.dtype}", tuple(arr.shape), False, "numpy", flat, digest)
+
+
+def _cell_contents(cell: types.CellType) -> Any:
+    try:
+        return cell.cell_contents
+    except ValueError:  # an empty cell: a name bound later in the enclosing function
+        return OpaqueValue("empty cell", "")
 
 
 def _storage_ptr(t: torch.Tensor) -> int:

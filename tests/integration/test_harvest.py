@@ -20,6 +20,7 @@ INHERIT = ROOT / "tests" / "fixtures" / "harvest_inherit"
 RUN_DECIDES = ROOT / "tests" / "fixtures" / "harvest_run_decides"
 IMPORTED = ROOT / "tests" / "fixtures" / "harvest_import"
 PASSES_OVER = ROOT / "tests" / "fixtures" / "harvest_passes_over"
+DYNAMO_CASE = ROOT / "tests" / "fixtures" / "harvest_dynamo_case"
 
 
 def mutate(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
@@ -237,6 +238,27 @@ def test_a_divergence_the_tests_own_checks_pass_over_is_filed_and_listed_apart(t
         "test_attributes_after_setting_one": ("MISMATCH", "order of keys of a compiled call's result")}
     assert missed["test_in_place_union_of_a_set_subclass"]["detail"] == "eager Tagged, compiled set"
     assert all((tmp_path / "out" / entry["finding"] / "finding.json").exists() for entry in missed.values())
+
+
+def test_a_test_of_dynamos_testcase_runs_under_the_configuration_its_class_gives_it(tmp_path):
+    """Torch's Dynamo TestCase patches torch._dynamo.config in its setUpClass
+    (canonicalize_output_graph_node_order=True, on which the fixture's test depends) and its
+    setUp: the harvested program runs that set-up, judged and with plain python alike."""
+    out = tmp_path / "out"
+    proc = mutate("harvest", str(DYNAMO_CASE), "--out", str(out), "--json", "-j", "2")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    report = json.loads(proc.stdout)
+    assert [(c["origin"].split("::", 1)[1], c["verdict"], c["outcome"]) for c in report["checked"]] == [
+        ("GraphOrderTests::test_dict_order_gives_one_graph", "PASS", "written")], report  # was a false MISMATCH
+    [program] = [Path(p) for p in report["programs"]]
+    source = program.read_text()
+    assert "class GraphOrderTests(HarvestedDynamoChecks):" in source
+    assert failing_alone([program], tmp_path) == []
+    without = tmp_path / "without_its_set_up.py"  # the same program under Dynamo's defaults fails
+    without.write_text(source.replace("class GraphOrderTests(HarvestedDynamoChecks):",
+                                      "class GraphOrderTests(HarvestedChecks):"))
+    [(_, code, stderr)] = failing_alone([without], tmp_path)
+    assert code == 1 and "AssertionError" in stderr
 
 
 def test_a_test_folder_that_is_a_package_is_imported_as_its_package_as_pytest_does(tmp_path):

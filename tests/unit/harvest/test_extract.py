@@ -102,7 +102,7 @@ def test_a_unittest_method_keeps_its_class_set_up_and_helpers_but_not_other_test
     program = program_of(source, "T::test_a")
     cls = program[program.index("class T("):program.index('if __name__')]
     assert cls == textwrap.dedent('''
-        class T(HarvestedChecks):
+        class T(HarvestedDynamoChecks):
             width = 4
 
             def setUp(self):
@@ -122,6 +122,39 @@ def test_a_unittest_method_keeps_its_class_set_up_and_helpers_but_not_other_test
     assert program.endswith('if __name__ == "__main__":\n    HarvestedChecks.harvested_run(T, "test_a", {})\n')
     assert "def assertEqual" in program and "def assertTrue" not in program  # only the checks the test calls
     assert Program.from_source(program, "h.py").form is ProgramForm.SCRIPT
+
+
+@pytest.mark.parametrize("imports,base,stand_in", [
+    ("import torch._dynamo.test_case", "torch._dynamo.test_case.TestCase", "HarvestedDynamoChecks"),
+    ("from torch._dynamo.test_case import TestCase", "TestCase", "HarvestedDynamoChecks"),
+    ("from torch._dynamo import test_case", "test_case.TestCase", "HarvestedDynamoChecks"),
+    ("from torch._inductor.test_case import TestCase as InductorTestCase", "InductorTestCase",
+     "HarvestedDynamoChecks"),
+    ("import unittest", "unittest.TestCase", "HarvestedChecks"),
+    ("from torch.testing._internal.common_utils import TestCase", "TestCase", "HarvestedChecks"),
+])
+def test_a_test_of_dynamos_testcase_keeps_it_behind_the_plain_checks(imports, base, stand_in):
+    """Torch's Dynamo TestCase (and Inductor's, derived from it) gives its tests their
+    configuration in its own set-up, which the program must run: it stays a base."""
+    program = program_of(f"""
+        import torch
+        {imports}
+
+
+        class Base({base}):
+            pass
+
+
+        class T(Base):
+            def test_a(self):
+                self.assertEqual(torch.compile(abs)(torch.ones(2)), torch.ones(2))
+    """, "T::test_a")
+    assert f"class Base({stand_in}):" in program
+    dynamo = stand_in == framework.DYNAMO_BASE
+    assert ("class HarvestedDynamoChecks(HarvestedChecks, torch._dynamo.test_case.TestCase):" in program) is dynamo
+    assert ("import torch._dynamo.test_case\n" in program) is dynamo
+    assert program.index("class HarvestedChecks(") < program.index("class Base(")
+    assert program.endswith('HarvestedChecks.harvested_run(T, "test_a", {})\n')
 
 
 def test_parametrised_tests_give_one_program_per_parameter_set():

@@ -83,6 +83,23 @@ def test_values_specialised_in_a_resume_function_are_documented():
     assert found.verdict is Verdict.SPECIALIZATION and "values computed from tensors" in found.reason
 
 
+def test_a_resume_function_recompiling_on_its_stack_values_is_documented_even_on_the_same_tensor_values():
+    # what the interrupted frame computed before the break (a helper bumping a hidden counter)
+    # reaches the resume function on its stack: no part of the state the call began with
+    stacked = Recompile("torch_dynamo_resume_in_fn_at_9@m.py:9", "___stack1 == 1")
+    assert storm(_calls(["a", "a"], [None, stacked], exact=["a/1", "a/1"])) is None
+    found = storm(_calls(["a"] * 9, [None] + [stacked] * 7 + [replace(stacked, limit=True)], exact=["a/1"] * 9))
+    assert found.verdict is Verdict.SPECIALIZATION and "interrupted frame's stack" in found.reason
+
+
+def test_a_resume_function_recompiling_on_anything_else_of_a_repeated_state_is_still_a_storm():
+    resumed = Recompile("torch_dynamo_resume_in_fn_at_9@m.py:9", "G['scale'] == 2")
+    found = storm(_calls(["a", "a"], [None, resumed], exact=["a/1", "a/1"]))
+    assert found.verdict is Verdict.RECOMPILE_STORM and found.key == "repeat:value"
+    entry = Recompile(ENTRY, "___stack1 == 1")  # only a resume function's inputs are named so
+    assert storm(_calls(["a", "a"], [None, entry], exact=["a/1", "a/1"])).verdict is Verdict.RECOMPILE_STORM
+
+
 def test_an_inner_frame_recompiling_on_the_same_tensor_values_is_a_storm():
     inner = Recompile("__torch_function__@m.py:18", "expected type of 'args[0]' to be a tensor type")
     assert storm(_calls(["a", "a"], [None, inner])) is None  # fed by tensor values that changed
