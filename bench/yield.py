@@ -3,6 +3,8 @@
     python bench/yield.py --config guided --config unguided [--trials 3] [--cpu-minutes 15]
                           [--corpus seeds --corpus HARVESTED] [--known DIR ...] [--out DIR]
                           [--parallel 2] [--python PATH] [--config-root NAME=PATH]
+    python bench/yield.py --returning [--first-config today] [--first-python PATH]
+                          --config today --config axis --config axis-no-rejudge --config axis-no-avoid ...
 
 Each configuration runs `--trials` campaigns (`mutate fuzz`, RNG seeds 1..N) for the same
 CPU budget (`--jobs` workers each, one by default, `--parallel` trials at a time: a trial's
@@ -18,6 +20,12 @@ found: every configuration dry-runs the same seeds), frontend signatures, arcs o
 standard deviation, min and max per configuration, side by side; the discovery curve (distinct
 root causes against CPU-minutes, each trial's, from when each root cause's first finding was
 found) as a PNG; and, last, `yield guided/unguided = R` on distinct reduced root causes.
+
+`--returning` measures what a returning user gets: first one ordinary campaign of the same
+corpus and budget (`--first-config`, today's default unless told; on the torch of
+`--first-python`, an earlier release say, else the same), reduced; then every trial runs
+with it as `--known`, and what is counted, and drawn, is the new distinct reduced root causes
+(against it): `new/CPU-hour` per configuration, and `new yield axis/today = R`.
 
 Configurations (`--config NAME`, repeatable; `NAME=FLAGS` defines one of your own):
 """
@@ -52,6 +60,11 @@ CONFIGS = {  # name -> the extra flags of `mutate fuzz`
     "no-splice": ["--no-splice"],
     "signals": ["--coverage-include", "torch/_dynamo", "--coverage-include", "dynamo-signals"],  # = guided
     "fast": ["--schedule", "fast"],
+    # issue 30: Dynamo's configurations as an axis, and what it does with bugs known already
+    "today": ["--configs", "default", "--no-rejudge-known", "--no-avoid-known"],  # before the axis
+    "axis": [],  # the default now: every configuration, known programs judged again, known bugs avoided
+    "axis-no-rejudge": ["--no-rejudge-known"],
+    "axis-no-avoid": ["--no-avoid-known"],
 }
 __doc__ += "".join(f"    {name:12} mutate fuzz {' '.join(flags) or '(as shipped)'}\n" for name, flags in CONFIGS.items())
 
@@ -114,6 +127,18 @@ def reduce_trial(trial: Trial, *, python: str, worker_python: str | None, jobs: 
         subprocess.run(command, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT)
 
 
+def first_campaign(out: Path, *, flags: list[str], corpus: list[str], seconds: float, python: str,
+                   worker_python: str | None, jobs: int, reduce_jobs: int, time_limit: float) -> Path:
+    """The returning user's earlier campaign (once: an existing one is reused), reduced."""
+    first = Trial("first", 0, out / "first")
+    if not first.directory.exists():
+        run_trial(first, flags=flags, corpus=corpus, seconds=seconds, python=python, worker_python=worker_python,
+                  jobs=jobs)
+        print(f"first campaign: {first.directory} ({first.wall_seconds / 60:.0f} min, exit {first.returncode})")
+    reduce_trial(first, python=python, worker_python=worker_python, jobs=reduce_jobs, time_limit=time_limit)
+    return first.directory
+
+
 def count_trial(trial: Trial, known: KnownBugs | None) -> None:
     """Distinct root causes of one trial, from its finding directories (after reduction)."""
     store = FindingStore(trial.directory)
@@ -141,7 +166,10 @@ def count_trial(trial: Trial, known: KnownBugs | None) -> None:
             if not from_seed else []
         cause = by_form.setdefault(key, dict(key=key, at=finding.first_seen, kind=finding.signature.kind,
                                              needed=needed_constructs(reduction) if reduction else None,
-                                             signatures=[], known=is_known, seed=from_seed, families=families))
+                                             signatures=[], known=is_known, seed=from_seed, families=families,
+                                             configuration=reduction.get("configuration", finding.configuration),
+                                             found_under=finding.configuration,
+                                             directory=str(trial.directory / finding.directory)))
         cause["signatures"].append(finding.signature.describe())
         cause["known"] = cause["known"] and is_known
         cause["seed"] = cause["seed"] or from_seed
@@ -174,7 +202,7 @@ def summary(values: list[float]) -> str:
     return f"{mean:6.1f} ± {spread:4.1f} [{min(values):g}-{max(values):g}]"
 
 
-def plot(trials: list[Trial], path: Path, cpu_minutes: float, *, jobs: int = 1) -> None:
+def plot(trials: list[Trial], path: Path, cpu_minutes: float, *, jobs: int = 1, new_only: bool = False) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -183,7 +211,8 @@ def plot(trials: list[Trial], path: Path, cpu_minutes: float, *, jobs: int = 1) 
     figure, axes = plt.subplots(figsize=(8, 5))
     colours: dict[str, Any] = {}
     for trial in trials:
-        times = sorted(cause["at"] / 60 * jobs for cause in trial.causes)  # campaign seconds -> CPU-minutes
+        times = sorted(cause["at"] / 60 * jobs for cause in trial.causes  # campaign seconds -> CPU-minutes
+                       if not (new_only and cause["known"]))
         xs, ys = [0.0], [0]
         for n, minute in enumerate(times, start=1):
             xs += [minute, minute]
@@ -193,7 +222,7 @@ def plot(trials: list[Trial], path: Path, cpu_minutes: float, *, jobs: int = 1) 
         colour = colours.setdefault(trial.config, f"C{len(colours)}")
         axes.plot(xs, ys, color=colour, alpha=0.8, label=trial.config if trial.seed == 1 else None)
     axes.set_xlabel("CPU-minutes (wall-clock minutes x workers)")
-    axes.set_ylabel("distinct reduced root causes")
+    axes.set_ylabel("new distinct reduced root causes" if new_only else "distinct reduced root causes")
     axes.set_title("Discovery curve, one line per trial")
     axes.legend()
     axes.grid(alpha=0.3)
@@ -220,6 +249,12 @@ def main() -> None:
     parser.add_argument("--reduce-time-limit", type=float, default=90.0, help="seconds per finding's reduction")
     parser.add_argument("--python", default=None, help="the workers' interpreter (the torch under test)")
     parser.add_argument("--count-only", action="store_true", help="count the trials already in --out")
+    parser.add_argument("--returning", action="store_true",
+                        help="first an ordinary campaign of the same corpus and budget, then every trial with it as "
+                             "--known: count the new root causes")
+    parser.add_argument("--first-config", default="today", help="the first campaign's configuration (a name or "
+                                                                "NAME=FLAGS)")
+    parser.add_argument("--first-python", default=None, help="the first campaign's workers' interpreter (its torch)")
     args = parser.parse_args()
     configs: dict[str, list[str]] = {}
     for spec in args.config or ["guided", "unguided"]:
@@ -233,12 +268,21 @@ def main() -> None:
     out.mkdir(parents=True, exist_ok=True)
     trials = [Trial(name, seed, out / f"{name}-{seed}") for seed in range(1, args.trials + 1) for name in configs]
     python = sys.executable
+    corpus = args.corpus or ["seeds"]
+    if args.returning:
+        name, _, flags = args.first_config.partition("=")
+        first = first_campaign(out, flags=shlex.split(flags) if flags else CONFIGS[name], corpus=corpus,
+                               seconds=args.cpu_minutes * 60 / args.jobs, python=python,
+                               worker_python=args.first_python or args.python, jobs=args.jobs,
+                               reduce_jobs=args.reduce_jobs, time_limit=args.reduce_time_limit)
+        args.known.append(first)
+        configs = {name: [*flags, "--known", str(first)] for name, flags in configs.items()}
     if not args.count_only:
         with ThreadPoolExecutor(max_workers=args.parallel) as running:
             for trial in trials:
                 if trial.directory.exists():
                     sys.exit(f"{trial.directory}: exists; give another --out, or --count-only to count it")
-            list(running.map(lambda t: run_trial(t, flags=configs[t.config], corpus=args.corpus or ["seeds"],
+            list(running.map(lambda t: run_trial(t, flags=configs[t.config], corpus=corpus,
                                                  seconds=args.cpu_minutes * 60 / args.jobs, python=python,
                                                  worker_python=args.python, jobs=args.jobs,
                                                  root=roots.get(t.config, ROOT)), trials))
@@ -249,8 +293,7 @@ def main() -> None:
     for trial in trials:
         count_trial(trial, known)
     print(f"{args.trials} trials per configuration, {args.cpu_minutes:g} CPU-minutes each ({args.jobs} workers), "
-          f"corpus {', '.join(args.corpus or ['seeds'])}" + (f", new against {', '.join(map(str, args.known))}"
-                                                             if args.known else ""))
+          f"corpus {', '.join(corpus)}" + (f", new against {', '.join(map(str, args.known))}" if args.known else ""))
     columns = ("root causes", "from mutants", "new causes", "frontend sigs", "arcs", "execs", "unreduced")
     print(f"{'configuration':14} " + " ".join(f"{c:>26}" for c in columns))
     means: dict[str, float] = {}
@@ -276,8 +319,30 @@ def main() -> None:
               f"{trial.new_causes} new): " + "; ".join(
                   f"{c['signatures'][0]}{' (seed)' if c['seed'] else ''} at {c['at'] / 60 * args.jobs:.1f} CPU-min"
                   for c in trial.causes))
+    if args.known:
+        hours = args.cpu_minutes / 60
+        new_means = {name: statistics.fmean([t.new_causes for t in trials if t.config == name]) / hours
+                     for name in configs}
+        for name in configs:
+            rates = [t.new_causes / hours for t in trials if t.config == name]
+            under: dict[str, int] = {}
+            for trial in trials:
+                for cause in trial.causes:
+                    if trial.config == name and not cause["known"]:
+                        under[cause["found_under"]] = under.get(cause["found_under"], 0) + 1
+            print(f"  {name}: new root causes per CPU-hour {summary(rates)}; found under "
+                  + (", ".join(f"{c} {n}" for c, n in sorted(under.items())) or "-"))
+        for trial in trials:
+            for cause in trial.causes:
+                if not cause["known"]:
+                    print(f"    new in {trial.directory.name}: {cause['signatures'][0]} (under {cause['found_under']}, "
+                          f"needs {cause['configuration']}) {cause['directory']}")
+        if "today" in configs:
+            for name in (n for n in configs if n != "today"):
+                print(f"new yield {name}/today = {new_means[name] / max(new_means['today'], 1e-9):.2f}"
+                      "  (new distinct reduced root causes per CPU-hour; goal for axis >= 3)")
     picture = out / "discovery.png"
-    plot(trials, picture, args.cpu_minutes, jobs=args.jobs)
+    plot(trials, picture, args.cpu_minutes, jobs=args.jobs, new_only=bool(args.known))
     print(f"discovery curve: {picture}")
     others = [name for name in configs if name != "unguided"]
     for name in sorted(others, key=lambda n: n == "guided") if "unguided" in configs else []:  # guided last
