@@ -3,6 +3,7 @@ report.md's Versions table and bisect command, and VersionJudge against a script
 
 from __future__ import annotations
 
+import json
 import sys
 from concurrent.futures import Future
 from pathlib import Path
@@ -129,6 +130,29 @@ def test_report_md_has_the_versions_table_and_the_bisect_between_the_releases_th
     assert ("scripts/bisect-nightlies.sh repro.py --good 20260930 --bad 20260703 --nightly-versions 2.14.0,2.15.0"
             in text)
     assert "the fix landed between them" in text and "built 2026-07-03" in text
+
+
+def test_report_md_bisects_between_2_14_1_and_2_15_0_on_the_days_the_index_gives(tmp_path: Path, monkeypatch):
+    """The dates come from the package index (here a file standing in for PyPI's JSON API),
+    kept in MUTATOR_CACHE."""
+    index = tmp_path / "torch.json"
+    files = {"2.14.1": [{"python_version": "cp311", "upload_time": "2026-09-30T17:43:48"}],
+             "2.15.0": [{"python_version": "cp313", "upload_time": "2026-10-28T15:16:25"},
+                        {"python_version": "cp311", "upload_time": "2026-10-28T15:16:30"}]}
+    index.write_text(json.dumps({"info": {"version": "2.15.0"}, "releases": files}))
+    monkeypatch.setenv("MUTATOR_TORCH_INDEX", index.as_uri())
+    monkeypatch.setenv("MUTATOR_CACHE", str(tmp_path / "cache"))
+    store = FindingStore(tmp_path / "campaign")
+    finding = filed(store, "p.py")
+    newest = Build(torch="2.15.0+cu132", git="a" * 40, cuda="13.2", python="3.11.7")
+    finding.versions = Versions.of([on(NEW, fails("reduced"), fails("smallest")),
+                                    on(newest, passes("reduced"), passes("smallest"), 0)]).as_json()
+    text = report_markdown(finding, repro_source="print(1)\n", versions={"torch": "2.14.1+cu130"})
+    assert ("scripts/bisect-nightlies.sh repro.py --good 20261028 --bad 20260930 --nightly-versions 2.15.0,2.16.0"
+            in text)
+    assert f"2.15.0+cu132: uploaded to {index.as_uri()} 2026-10-28" in text
+    assert f"2.14.1+cu130: uploaded to {index.as_uri()} 2026-09-30" in text
+    assert (tmp_path / "cache" / "torch-index.json").is_file()
 
 
 def test_a_torch_without_a_known_date_gets_no_nightly_range_but_its_commits():
