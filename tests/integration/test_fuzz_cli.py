@@ -64,6 +64,8 @@ def test_fills_the_campaign_and_resumes_where_it_stopped(small_corpus: Path, tmp
     assert counters(out)["execs"] == 24
     config = json.loads((out / "campaign.json").read_text())
     assert config["corpus"] == [str(small_corpus)] and config["backend"] == "eager" and config["max_stack"] == 2
+    # no --seed: one from the clock, said and kept
+    assert f"seed: {config['seed']} (from the clock; --seed {config['seed']} starts" in first.stderr
     queue = queue_ids(out)
     assert any(",orig:" in q for q in queue) and all((out / "queue" / f"{q}.py").exists() for q in queue)
     sidecar = json.loads(next((out / "queue").glob("id:000000*.json")).read_text())
@@ -89,6 +91,7 @@ def test_fills_the_campaign_and_resumes_where_it_stopped(small_corpus: Path, tmp
     assert second.returncode == 0, second.stderr
     after = counters(out)
     assert after["execs"] == 36 and after["sessions"] == 2
+    assert json.loads((out / "campaign.json").read_text())["seed"] == config["seed"]
     assert queue_ids(out) >= queue
     assert all(finding_hits(out)[name] >= n for name, n in hits.items())
     assert after["kept"] == len(queue_ids(out))
