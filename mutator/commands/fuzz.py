@@ -48,6 +48,7 @@ from mutator.core.program import load_programs
 from mutator.campaign.schedule import SCHEDULES
 from mutator.core.storage import StorageError
 from mutator.reduce.background import BackgroundReduction
+from mutator.report.torch_index import TorchIndex, remind
 from mutator.report.version_judge import Torch, VersionJudge
 from mutator.campaign.sync import SYNC_EVERY, Sync, SyncError, instance_directory
 from mutator.campaign.ui import LiveScreen, StatusLines, finding_lines, origin_lines, status_line
@@ -175,6 +176,8 @@ def fuzz(ctx: click.Context, corpus_dirs: tuple[str, ...], out: Path, duration: 
         except ExecutorError as exc:
             click.echo(f"error: {exc}", err=True)
             sys.exit(EXIT_USAGE)
+        if newer := remind(pool.build, TorchIndex.from_env()):  # a newer torch is out: once a day, never an error
+            click.echo(newer, err=True)
         torch_version = pool.build.describe()
         campaign.save_config(config := dataclasses.replace(config, sandbox=pool.sandbox(), torch=pool.build.as_json(),
                                                            python=python, driver=Build.driver().as_json()))
