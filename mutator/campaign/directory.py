@@ -25,9 +25,9 @@ import os
 import re
 import struct
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from collections.abc import Callable
 from typing import IO, TYPE_CHECKING, Any
 
 from mutator.core import storage
