@@ -169,18 +169,15 @@ def recorded(finding: Finding) -> Versions | None:
 
 
 def _status(torches: tuple[OnTorch, ...]) -> tuple[str, str, str, tuple[str, ...]]:
-    """(status, since, line, the Pythons it is live on), from the newest torch: with one Python
-    there, from the whole row of torches; with several, from each Python's own row."""
-    newest_key = torches[-1].build.release_key()
-    newest = [t for t in torches if t.build.release_key() == newest_key]
-    pythons = list(dict.fromkeys(t.python for t in newest))
-    if len(pythons) < 2:
+    """(status, since, line, the Pythons it is live on), from the newest torch: from the one row
+    of torches, unless some torch was judged with several Pythons; then from the row of each
+    Python the newest torch was judged with."""
+    rows = _lines(torches)
+    if len(rows) == 1:
         status, since, line = _one_row(torches)
         return status, since, line, (torches[-1].python,) if status in LIVE and torches[-1].python else ()
-    rows = {python: _one_row(tuple(t for t in torches if t.python == python and t.build.release_key() < newest_key)
-                             + (next(t for t in newest if t.python == python),))
-            for python in pythons}
-    return _combined(rows)
+    newest_key = torches[-1].build.release_key()
+    return _combined({row[-1].python: _one_row(row) for row in rows if row[-1].build.release_key() == newest_key})
 
 
 def _combined(rows: dict[str, tuple[str, str, str]]) -> tuple[str, str, str, tuple[str, ...]]:
@@ -220,7 +217,7 @@ def _lines(torches: tuple[OnTorch, ...]) -> list[tuple[OnTorch, ...]]:
     """The torches as rows whose neighbours compare: one row, unless some torch was judged with
     several Pythons, then a row per Python."""
     keys = [t.build.release_key() for t in torches]
-    pythons = list(dict.fromkeys(t.python for t in torches))
+    pythons = sorted({t.python for t in torches}, key=lambda python: [int(n) for n in python.split(".") if n.isdigit()])
     if len(set(keys)) == len(keys) or len(pythons) < 2:
         return [torches]
     return [tuple(t for t in torches if t.python == python) for python in pythons]

@@ -235,9 +235,4 @@ def test_a_bug_of_one_python_is_live_only_on_that_python(tmp_path: Path):
     assert this["build"]["torch"] == other["build"]["torch"]
     assert [p["verdict"] for p in this["programs"]] == ["PASS", "PASS"] and this["repro_exit"] == 0
     assert [p["verdict"] for p in other["programs"]] == ["MISMATCH", "MISMATCH"] and other["repro_exit"] == 1
-    assert "py3.13" in result.stdout
-    report = mutate("report", str(campaign), "--no-ablation", "--json")
-    assert report.returncode == 0, report.stderr
-    text = (directory / "report.md").read_text()
-    assert "| torch | Python | reduced.py | smallest.py | repro.py |" in text
-    assert "| 3.13.0 | MISMATCH (same signature) | MISMATCH (same signature) | exit 1 |" in text
+    assert "py3.13" in result.stdout  # its column in the table printed

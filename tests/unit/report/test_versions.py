@@ -203,6 +203,18 @@ def test_each_python_is_held_against_its_own_older_torch():
     assert record.differing() == (record.torches[0], record.torches[1])  # the bisect is on Python 3.11
 
 
+def test_one_python_on_the_newest_torch_is_held_against_the_older_torch_of_that_python():
+    # 2.13.0 judged with 3.11 (passes) and 3.13 (fails), 2.14.1 with 3.11 only (fails): a
+    # regression in 2.14.1 on 3.11, whatever 2.13.0 did on 3.13
+    old_313 = with_python(OLD, "3.13.0")
+    record = Versions.of([on(OLD, passes("reduced"), passes("smallest"), 0),
+                          on(old_313, fails("reduced"), fails("smallest")),
+                          on(NEW_311, fails("reduced"), fails("smallest"))])
+    assert record.status == "regression" and record.pythons == ("3.11",)
+    assert record.line.startswith("regression in 2.14.1+cu130 with Python 3.11: passes on 2.13.0+cpu")
+    assert record.differing() == (record.torches[0], record.torches[2])
+
+
 def test_another_ending_on_one_python_is_changed_whatever_the_others_do():
     record = Versions.of([on(NEW_311, fails("reduced"), fails("smallest")),
                           on(NEW_313, fails("reduced", OTHER), fails("smallest", OTHER))])
