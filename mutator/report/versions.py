@@ -12,11 +12,11 @@ pass where the whole program still fails another way). From the newest torch giv
 - `changed`: another verdict or signature on some torch, or the two programs disagree on
   the newest.
 
-Where the newest torch was judged with several Pythons, each Python is judged against the
-older torches of the same Python, and the status says on which it is live ("live on torch
-2.15.0 with Python 3.11 and 3.13", "... only on Python 3.13", "... only with Python 3.12+"):
-the one that needs attention first gives the status (changed, then a regression, then live,
-then fixed), and the others' lines follow it.
+Where some torch was judged with several Pythons, each Python the newest torch was judged
+with is held against the older torches of the same Python, and the status says on which it
+is live ("live on torch 2.15.0 with Python 3.11 and 3.13", "... only on Python 3.13", "...
+only with Python 3.12+"): the one that needs attention first gives the status (changed, then
+a regression, then live, then fixed), and the others' lines follow it.
 """
 
 from __future__ import annotations
