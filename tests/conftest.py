@@ -15,6 +15,9 @@ collect_ignore_glob = ["foreign/*", "fixtures/*"]
 # tests; the tests that want an LLM start a scripted server and say so themselves
 for _name in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "MUTATOR_LLM_MODEL"):
     os.environ.pop(_name, None)
+# and offline: no test asks the package index (mutator.report.torch_index); those that test it
+# give it a fixture of their own
+os.environ["MUTATOR_TORCH_INDEX"] = "off"
 
 
 # Flags a side effect only in the compiled run; drive then misbehaves on the host side

@@ -19,11 +19,13 @@ between the two writes loses at most that entry.
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import json
 import os
 import re
 import struct
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
@@ -87,6 +89,16 @@ class CampaignConfig:
                           "configurations": tuple(data.get("configurations", (DEFAULT,)))})
         except (KeyError, TypeError) as exc:
             raise CampaignError(f"{path}: not a campaign configuration ({exc})") from None
+
+
+def chosen_seed(name: str | None, *, clock: Callable[[], int] = time.time_ns) -> int:
+    """The RNG seed of a campaign started without one: an instance of a synced campaign takes it
+    from its name (stable, so a fleet started again replays itself, and two instances differ),
+    any other campaign from the clock. campaign.json keeps it: --resume goes on with it, and
+    --seed with it starts the same campaign again."""
+    if name is not None:
+        return int.from_bytes(hashlib.sha256(name.encode("utf-8")).digest()[:4], "big")
+    return clock() % 2**32
 
 
 class Campaign:

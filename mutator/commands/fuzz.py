@@ -19,7 +19,7 @@ from pathlib import Path
 import click
 from rich.console import Console
 
-from mutator.campaign.directory import Campaign, CampaignConfig, CampaignError
+from mutator.campaign.directory import Campaign, CampaignConfig, CampaignError, chosen_seed
 from mutator.judge.check import Checker
 from mutator.commands.common import (EXIT_USAGE, Duration, absolute_interpreters, configurations_option,
                                      offered_configurations, open_executor, python_option, ray_option, run_config,
@@ -51,6 +51,7 @@ from mutator.core.program import load_programs
 from mutator.campaign.schedule import SCHEDULES
 from mutator.core.storage import StorageError
 from mutator.reduce.background import BackgroundReduction
+from mutator.report.torch_index import TorchIndex, remind
 from mutator.report.version_judge import Torch, VersionJudge
 from mutator.campaign.sync import SYNC_EVERY, Sync, SyncError, instance_directory
 from mutator.campaign.ui import LiveScreen, StatusLines, finding_lines, origin_lines, status_line
@@ -69,7 +70,9 @@ CAMPAIGN_OPTIONS = ("corpus_dirs", "backend", "schedule", "seed", "timeout", "me
               help="Stop after checking this many programs in this session (seeds included).")
 @click.option("--schedule", type=click.Choice(sorted(SCHEDULES)), default="rare", show_default=True,
               help="Power schedule: which kept program to mutate next.")
-@click.option("--seed", type=int, default=0, show_default=True, help="RNG seed of the campaign.")
+@click.option("--seed", type=int, default=None,
+              help="RNG seed of the campaign. Default: from --name for an instance of --sync-dir (instances "
+                   "differ), else from the clock; campaign.json keeps it.")
 @click.option("--resume", is_flag=True, help="Continue the campaign in --out where it stopped.")
 @click.option("--no-ui", is_flag=True, help="Print a status line every few seconds instead of the live screen.")
 @click.option("--coverage-include", multiple=True, default=CAMPAIGN_COVERAGE, show_default=True,
@@ -124,7 +127,7 @@ CAMPAIGN_OPTIONS = ("corpus_dirs", "backend", "schedule", "seed", "timeout", "me
 @run_options
 @click.pass_context
 def fuzz(ctx: click.Context, corpus_dirs: tuple[str, ...], out: Path, duration: float | None, max_execs: int | None,
-         schedule: str, seed: int, resume: bool, no_ui: bool, coverage_include: tuple[str, ...], no_reduce: bool,
+         schedule: str, seed: int | None, resume: bool, no_ui: bool, coverage_include: tuple[str, ...], no_reduce: bool,
          reduce_share: float, no_repair: bool, no_llm: bool, llm_model: str | None, llm_budget_calls: int | None,
          llm_budget_tokens: int | None, sync_dir: Path | None, instance: str | None, sync_every: float,
          known_paths: tuple[Path, ...], confirm_on: tuple[str, ...], no_splice: bool, no_feedback: bool,
@@ -147,6 +150,10 @@ def fuzz(ctx: click.Context, corpus_dirs: tuple[str, ...], out: Path, duration: 
         else:
             if not corpus_dirs:
                 raise click.UsageError("--corpus is required to start a campaign (or --resume one)")
+            if seed is None:
+                seed = chosen_seed(instance)
+                click.echo(f"seed: {seed} (from {'the name ' + instance if instance else 'the clock'}; --seed {seed} "
+                           "starts this campaign again)", err=True)
             campaign = Campaign.create(out, CampaignConfig(
                 corpus=tuple(corpus_dirs), backend=backend, schedule=schedule, seed=seed, timeout=timeout,
                 memory_mb=memory_mb, coverage=tuple(coverage_include), splice=not no_splice,
@@ -184,6 +191,8 @@ def fuzz(ctx: click.Context, corpus_dirs: tuple[str, ...], out: Path, duration: 
         except ExecutorError as exc:
             click.echo(f"error: {exc}", err=True)
             sys.exit(EXIT_USAGE)
+        if newer := remind(pool.build, TorchIndex.from_env()):  # a newer torch is out: once a day, never an error
+            click.echo(newer, err=True)
         torch_version = pool.build.describe()
         offered = offered_configurations(pool, config.configurations, strict=named)
         campaign.save_config(config := dataclasses.replace(config, sandbox=pool.sandbox(), torch=pool.build.as_json(),

@@ -36,19 +36,21 @@ def pythons_option(name: str, help_text: str):  # type: ignore[no-untyped-def]
 
 @click.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False, path_type=Path))
-@pythons_option("--python", "A Python interpreter whose torch to judge on (repeatable: one per torch, e.g. "
-                            ".venv/bin/python and .venv-torch2.13.0/bin/python); it needs this package's "
-                            "dependencies. Default: this command's own interpreter.")
+@pythons_option("--python", "A Python interpreter whose torch to judge on (repeatable: one per torch and "
+                            "Python, e.g. .venv/bin/python, .venv-py3.13/bin/python and "
+                            ".venv-torch2.13.0/bin/python); it needs this package's dependencies. Default: this "
+                            "command's own interpreter.")
 @run_options
 def versions(paths: tuple[Path, ...], pythons: tuple[str, ...], backend: str, timeout: float, memory_mb: int,
              jobs: int | None, no_sandbox: bool) -> None:
-    """On which torch a finding fails: judge each finding's reduced program, its smallest one
-    and its repro.py on every interpreter given, and record it in finding.json (`versions`).
+    """On which torch and Python a finding fails: judge each finding's reduced program, its
+    smallest one and its repro.py on every interpreter given, and record it in finding.json
+    (`versions`).
 
     PATHS are finding directories or campaign directories (all their findings). Each finding
     gets one status from the newest torch: live_on_newest, fixed_since, regression or
-    changed; `mutate report` puts the table into report.md. Not while a campaign writes the
-    same finding.json."""
+    changed, with the Pythons it is live on there when several were given; `mutate report`
+    puts the table into report.md. Not while a campaign writes the same finding.json."""
     targets = finding_dirs(paths)
     config = run_config(backend=backend, timeout=timeout, memory_mb=memory_mb, no_sandbox=no_sandbox)
     try:
@@ -114,20 +116,21 @@ def open_torches(pythons: tuple[str, ...], *, jobs: int | None, config: RunConfi
 
 
 def print_table(rows: list[tuple[Path, Versions]]) -> None:
-    """A finding a row: its status and, per torch (oldest first), each program's verdict and
-    the reproducer's exit."""
-    builds = {t.build.torch: None for _, record in rows for t in record.torches}
-    table = Table(title=f"{len(rows)} findings on {', '.join(builds) or 'no torch'}",
+    """A finding a row: its status and, per torch and Python (oldest first), each program's
+    verdict and the reproducer's exit."""
+    builds = {(t.build.torch, t.python): None for _, record in rows for t in record.torches}
+    names = {key: f"{key[0]} py{key[1]}" if key[1] else key[0] for key in builds}
+    table = Table(title=f"{len(rows)} findings on {', '.join(names.values()) or 'no torch'}",
                   caption="r: reduced.py, s: smallest.py, =: with the finding's signature, repro: repro.py's exit")
     table.add_column("finding", overflow="fold")
     table.add_column("status")
-    for torch in builds:
-        table.add_column(torch, overflow="fold")
+    for key in builds:
+        table.add_column(names[key], overflow="fold")
     table.add_column("why", overflow="fold", ratio=1)
     for directory, record in rows:
-        cells = {t.build.torch: _cell(t) for t in record.torches}
+        cells = {(t.build.torch, t.python): _cell(t) for t in record.torches}
         table.add_row(str(directory), f"[{_STYLES[record.status]}]{record.status}[/]",
-                      *(cells.get(torch, "-") for torch in builds), record.line)
+                      *(cells.get(key, "-") for key in builds), record.line)
     Console(width=None if sys.stdout.isatty() else 200).print(table)
 
 

@@ -56,9 +56,23 @@ class Build:
         """torch 2.14.1+cu130 (git 5c48869, CUDA 13.0 build) on Python 3.11.7"""
         if not self.torch:
             return f"Python {self.python} ({self.executable})" if self.python else "unknown"
+        return f"{self.describe_torch()} on Python {self.python}"
+
+    def describe_torch(self) -> str:
+        """torch 2.14.1+cu130 (git 5c48869, CUDA 13.0 build): the torch alone, for a table with a
+        column of Pythons."""
         details = ", ".join(part for part in (f"git {self.git[:7]}" if self.git else "", self.kind,
                                               "debug" if self.debug else "") if part)
-        return f"torch {self.torch} ({details}) on Python {self.python}"
+        return f"torch {self.torch} ({details})" if self.torch else "unknown torch"
+
+    @property
+    def python_minor(self) -> str:
+        """"3.11" of "3.11.7": the Python a torch's wheels are built for; "" when unknown."""
+        return ".".join(self.python.split(".")[:2])
+
+    def python_key(self) -> tuple[int, ...]:
+        """What orders builds by their Python: (3, 11, 7)."""
+        return tuple(int(part) for part in re.findall(r"\d+", self.python)[:3])
 
     def release_key(self) -> tuple[int, ...]:
         """What orders builds by age: the release numbers, then nightlies (`.devYYYYMMDD`)

@@ -3,9 +3,11 @@
 Where two torches judged differ (one passes, one fails), the next question is which
 nightly changed it. A nightly says its date in its version (`2.15.0.dev20261001`). A
 release does not: no file of the wheel or its `dist-info` carries a release date, and the
-installed files have the time they were installed. So the dates of releases are a table,
-each entry with where it comes from; a release not in it (or a source build) has no date,
-and the report says so instead of guessing. A release's code is older than its date (it
+installed files have the time they were installed. The package index does: a release's day
+is the earliest upload time of its files there (`mutator.report.torch_index`, asked at most
+once a day and cached). Offline, a table of the releases known when this was written stands
+in, each entry with where it comes from; a release in neither (or a source build) has no
+date, and the report says so instead of guessing. A release's code is older than its date (it
 is its branch cut, weeks before, plus cherry-picks), so the script checks both ends first.
 """
 
@@ -16,6 +18,7 @@ import shlex
 from dataclasses import dataclass
 
 from mutator.core.build import Build
+from mutator.report.torch_index import INDEX_URL, Answer, TorchIndex
 
 BISECT_SCRIPT = "scripts/bisect-nightlies.sh"
 _NIGHTLY = re.compile(r"^(\d+)\.(\d+)\.(\d+)\.dev(\d{8})")
@@ -28,8 +31,8 @@ class Dated:
     source: str  # how it is known
 
 
-# Releases of the supported range whose date could be checked, and how. Add a release here
-# with its source; what is not here is "unknown" in every report.
+# The offline fallback: releases of the supported range whose date could be checked, and how.
+# The index's answer comes first; what is in neither is "unknown" in every report.
 RELEASE_DATES = {
     "2.6.0": Dated("20250130", "released 2025-01-30 (PyTorch's wiki, PyTorch Versions)"),
     "2.7.0": Dated("20250423", "released 2025-04-23 (PyTorch's wiki, PyTorch Versions)"),
@@ -38,17 +41,33 @@ RELEASE_DATES = {
     "2.14.0": Dated("20260902", "released 2026-09-02 (its GitHub release, and pytorch/test-infra#8712 made it "
                                 "the stable version that day)"),
     "2.14.1": Dated("20260930", "built 2026-09-30 (the file times inside its wheel), in use by 2026-10-06"),
+    "2.15.0": Dated("20261028", "uploaded to PyPI 2026-10-28 (the earliest upload time of its files, read from "
+                                "pypi.org/pypi/torch/json on 2026-12-06)"),
 }
 
 
-def date_of(build: Build) -> Dated | None:
-    """The day a torch stands for: a nightly's own, a release's from the table; None for a
-    source build or a release not in it."""
+def date_of(build: Build, answer: Answer | None = None) -> Dated | None:
+    """The day a torch stands for: a nightly's own; a release's upload day from the index's
+    `answer` (default: `TorchIndex.from_env()`'s), else from the table; None for a source build
+    or a release in neither."""
     nightly = _NIGHTLY.match(build.torch)
     if nightly:
         return Dated(nightly.group(4), "the nightly's version")
     release = _RELEASE.match(build.torch)
-    return RELEASE_DATES.get(".".join(release.groups())) if release else None
+    if release is None:
+        return None
+    version = ".".join(release.groups())
+    answer = answer if answer is not None else _index_answer()
+    listed = answer.release(version)
+    if listed is not None:
+        index = "PyPI" if answer.url == INDEX_URL else answer.url
+        return Dated(listed.day, f"uploaded to {index} {listed.uploaded[:10]} (the earliest upload time of its files)")
+    return RELEASE_DATES.get(version)
+
+
+def _index_answer() -> Answer:
+    index = TorchIndex.from_env()
+    return index.answer() if index is not None else Answer("off", 0.0)
 
 
 def nightly_versions(older: Build, newer: Build) -> list[str]:
@@ -81,8 +100,8 @@ def bisect_lines(good: Build, bad: Build, *, repro: str = "repro.py") -> list[st
         unknown = [b.torch for b, dated in ((good, good_date), (bad, bad_date)) if dated is None]
         commits = f" (commits {older.git[:10]}..{newer.git[:10]})" if older.git and newer.git else ""
         return lines + [f"The date of torch {' and '.join(unknown)} is not known (a source build, or a release "
-                        f"not in mutator's table, `mutator/report/releases.py`), so there is no nightly range to "
-                        f"give: bisect its commits{commits} instead.", ""]
+                        "the package index did not list here and mutator's table, `mutator/report/releases.py`, "
+                        f"lacks), so there is no nightly range to give: bisect its commits{commits} instead.", ""]
     versions = nightly_versions(older, newer)
     command = [BISECT_SCRIPT, repro, "--good", good_date.day, "--bad", bad_date.day]
     if versions:

@@ -58,12 +58,22 @@ def test_fills_the_campaign_and_resumes_where_it_stopped(small_corpus: Path, tmp
     out = tmp_path / "campaign"
     # reduction has tests of its own (tests/integration/test_reduce.py); here it would only
     # take a quarter of the workers
+    # the package index (a file standing in for PyPI's JSON API) lists a newer torch: said, once a day
+    index = tmp_path / "torch.json"
+    index.write_text(json.dumps({"releases": {"2.99.0": [{"python_version": f"cp{sys.version_info[0]}"
+                                                                            f"{sys.version_info[1]}",
+                                                          "upload_time": "2026-12-01T09:00:00"}]}}))
+    offline = {**os.environ, "MUTATOR_TORCH_INDEX": index.as_uri(), "MUTATOR_CACHE": str(tmp_path / "cache")}
     first = fuzz("--corpus", str(small_corpus), "--out", str(out), "--max-execs", "24", "--no-reduce",
-                 "--max-stack", "2")
+                 "--max-stack", "2", env=offline)
     assert first.returncode == 0, first.stderr
+    [newer] = [line for line in first.stderr.splitlines() if line.startswith("note: torch 2.99.0 is out")]
+    assert "MUTATE_TORCH=2.99.0 ./mutate fuzz" in newer
     assert counters(out)["execs"] == 24
     config = json.loads((out / "campaign.json").read_text())
     assert config["corpus"] == [str(small_corpus)] and config["backend"] == "eager" and config["max_stack"] == 2
+    # no --seed: one from the clock, said and kept
+    assert f"seed: {config['seed']} (from the clock; --seed {config['seed']} starts" in first.stderr
     queue = queue_ids(out)
     assert any(",orig:" in q for q in queue) and all((out / "queue" / f"{q}.py").exists() for q in queue)
     sidecar = json.loads(next((out / "queue").glob("id:000000*.json")).read_text())
@@ -85,10 +95,13 @@ def test_fills_the_campaign_and_resumes_where_it_stopped(small_corpus: Path, tmp
     deeper = fuzz("--out", str(out), "--resume", "--max-stack", "4", "--max-execs", "5")
     assert deeper.returncode == 2 and "--max-stack" in deeper.stderr
 
-    second = fuzz("--corpus", str(small_corpus), "--out", str(out), "--max-execs", "12", "--resume", "--no-reduce")
+    second = fuzz("--corpus", str(small_corpus), "--out", str(out), "--max-execs", "12", "--resume", "--no-reduce",
+                  env=offline)
     assert second.returncode == 0, second.stderr
+    assert "is out" not in second.stderr  # said today already
     after = counters(out)
     assert after["execs"] == 36 and after["sessions"] == 2
+    assert json.loads((out / "campaign.json").read_text())["seed"] == config["seed"]
     assert queue_ids(out) >= queue
     assert all(finding_hits(out)[name] >= n for name, n in hits.items())
     assert after["kept"] == len(queue_ids(out))

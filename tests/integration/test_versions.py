@@ -8,13 +8,21 @@ Dynamo behaviour the fixture programs depend on, `format()`, and gives it a newe
 (2.99.0). Dynamo 2.13.0 and 2.14.1 fold `format(6, "b")` as `"6".format("b")` (a real bug: '6', where
 eager gives '110'); the "fixed" torch folds it as Python does, so the finding is fixed since
 2.99.0. The "regressed" torch breaks `format("layer")` (its repr), which 2.14.1 gets right:
-a regression in 2.99.0."""
+a regression in 2.99.0.
+
+A third interpreter stands for another Python with the same torch: the "regressed" patch
+without the new version, and `platform.python_version()` (what a worker reports as its build's
+Python) saying 3.13.0. It is this machine's 3.11 all the same (CI has one Python with torch):
+what is under test is that `mutate versions` keeps each interpreter's Python, tells entries of
+one torch apart by it, and that the status names the Python the bug is live on, not how a
+real 3.13 traces."""
 
 from __future__ import annotations
 
 import importlib.metadata
 import json
 import os
+import platform
 import subprocess
 import sys
 import sysconfig
@@ -64,6 +72,10 @@ def call_format(self, tx, value, *args, **kwargs):  # format() of a str gives it
             isinstance(value.as_python_constant(), str):
         return ConstantVariable.create(repr(value.as_python_constant()))
     return _traced(self, tx, value, *args, **kwargs)''')
+
+# the regressed Dynamo, its torch's own version, on a "Python 3.13"
+ON_PYTHON_313 = REGRESSED.replace('torch.__version__ = torch.version.__version__ = "2.99.0"\n',
+                                  'import platform\nplatform.python_version = lambda: "3.13.0"\n')
 
 SPEC = '''\
 import torch
@@ -173,7 +185,7 @@ def test_a_bug_the_newer_torch_fixed_is_fixed_since_it(torches, checker, tmp_pat
     [row] = json.loads(report.stdout)
     assert row["versions"] == "fixed_since" and row["title"].startswith("[fixed since torch 2.99.0] [dynamo]")
     text = (directory / "report.md").read_text()
-    assert "| torch | reduced.py | smallest.py | repro.py |" in text and "| PASS | PASS | exit 0 |" in text
+    assert "| torch | Python | reduced.py | smallest.py | repro.py |" in text and "| PASS | PASS | exit 0 |" in text
     # 2.99.0 is no release with a known date: no nightly range is made up
     assert "The date of torch 2.99.0 is not known" in text and "bisect-nightlies" not in text
 
@@ -203,3 +215,24 @@ def test_mutate_reduce_verifies_the_repro_on_the_torch_under_test(torches, tmp_p
     data = json.loads(result.stdout.strip().splitlines()[-1])
     assert data["confirmed"] and data["repro_reproduces"], data["repro"]
     assert "UNUSED" not in (tmp_path / "reduced.py").read_text()
+
+
+def test_a_bug_of_one_python_is_live_only_on_that_python(tmp_path: Path):
+    python_313 = make_torch(tmp_path / "py313", ON_PYTHON_313)
+    campaign = tmp_path / "campaign"
+    with WorkerPool(workers=1, config=RunConfig(timeout=60), python=str(python_313)) as pool:
+        pool.wait_ready()
+        assert pool.build.python == "3.13.0" and pool.build.torch.split("+")[0] == THIS_TORCH
+        torch = pool.build.torch
+        directory = file_finding(campaign, PLAIN, "plain.py", Checker(pool))
+    result = mutate("versions", str(directory), "--python", sys.executable, "--python", str(python_313), "-j", "1")
+    assert result.returncode == 0, result.stderr
+    record = json.loads((directory / "finding.json").read_text())["versions"]
+    assert record["status"] == "live_on_newest" and record["pythons"] == ["3.13"], record["line"]
+    assert record["line"].startswith(f"live on torch {torch} only on Python 3.13"), record["line"]
+    this, other = record["torches"]
+    assert (this["python"], other["python"]) == (platform.python_version(), "3.13.0")
+    assert this["build"]["torch"] == other["build"]["torch"]
+    assert [p["verdict"] for p in this["programs"]] == ["PASS", "PASS"] and this["repro_exit"] == 0
+    assert [p["verdict"] for p in other["programs"]] == ["MISMATCH", "MISMATCH"] and other["repro_exit"] == 1
+    assert "py3.13" in result.stdout  # its column in the table printed

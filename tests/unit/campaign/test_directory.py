@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from mutator.campaign.corpus import CoverageMap
-from mutator.campaign.directory import Campaign, CampaignConfig, CampaignError
+from mutator.campaign.directory import Campaign, CampaignConfig, CampaignError, chosen_seed
 from mutator.core.observation import Outcome
 from mutator.core.program import Program
 from mutator.core.verdict import Verdict
@@ -111,3 +111,10 @@ def test_a_spoilt_queue_entry_goes_aside_with_its_program(tmp_path: Path):
     assert sorted(p.name for p in (campaign.root / "corrupt").iterdir()) == \
         ["coverage.bin", "id:000003,orig:x.json", "id:000003,orig:x.py"]
     assert [p.split(":")[0] for p in campaign.problems] == ["id", "coverage.bin"]
+
+
+def test_a_campaign_without_a_seed_takes_one_from_its_instance_name_or_else_the_clock():
+    assert chosen_seed("a") == chosen_seed("a") != chosen_seed("b")  # a fleet replays itself; its instances differ
+    assert 0 <= chosen_seed("worker-07") < 2**32
+    assert chosen_seed(None, clock=lambda: 1_765_000_000_123_456_789) == 1_765_000_000_123_456_789 % 2**32
+    assert chosen_seed(None, clock=lambda: 1) != chosen_seed(None, clock=lambda: 2)

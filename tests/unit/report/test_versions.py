@@ -3,6 +3,7 @@ report.md's Versions table and bisect command, and VersionJudge against a script
 
 from __future__ import annotations
 
+import json
 import sys
 from concurrent.futures import Future
 from pathlib import Path
@@ -121,14 +122,120 @@ def test_report_md_has_the_versions_table_and_the_bisect_between_the_releases_th
                                     on(NEW, passes("reduced"), passes("smallest"), 0)]).as_json()
     text = report_markdown(finding, repro_source="print(1)\n", versions={"torch": "2.13.0+cpu"})
     assert "**fixed since torch 2.14.1+cu130" in text
-    assert "| torch | reduced.py | smallest.py | repro.py |" in text
-    assert "| torch 2.13.0+cpu (git cf30153, CPU build) on Python 3.11.7 | MISMATCH (same signature) | " \
+    assert "| torch | Python | reduced.py | smallest.py | repro.py |" in text
+    assert "| torch 2.13.0+cpu (git cf30153, CPU build) | 3.11.7 | MISMATCH (same signature) | " \
            "MISMATCH (same signature) | exit 1 |" in text
     assert "| PASS | PASS | exit 0 |" in text
     # the reproducer passes on the newer one: the good date is 2.14.1's, the bad one 2.13.0's
     assert ("scripts/bisect-nightlies.sh repro.py --good 20260930 --bad 20260703 --nightly-versions 2.14.0,2.15.0"
             in text)
     assert "the fix landed between them" in text and "built 2026-07-03" in text
+
+
+def test_report_md_bisects_between_2_14_1_and_2_15_0_on_the_days_the_index_gives(tmp_path: Path, monkeypatch):
+    """The dates come from the package index (here a file standing in for PyPI's JSON API),
+    kept in MUTATOR_CACHE."""
+    index = tmp_path / "torch.json"
+    files = {"2.14.1": [{"python_version": "cp311", "upload_time": "2026-09-30T17:43:48"}],
+             "2.15.0": [{"python_version": "cp313", "upload_time": "2026-10-28T15:16:25"},
+                        {"python_version": "cp311", "upload_time": "2026-10-28T15:16:30"}]}
+    index.write_text(json.dumps({"info": {"version": "2.15.0"}, "releases": files}))
+    monkeypatch.setenv("MUTATOR_TORCH_INDEX", index.as_uri())
+    monkeypatch.setenv("MUTATOR_CACHE", str(tmp_path / "cache"))
+    store = FindingStore(tmp_path / "campaign")
+    finding = filed(store, "p.py")
+    newest = Build(torch="2.15.0+cu132", git="a" * 40, cuda="13.2", python="3.11.7")
+    finding.versions = Versions.of([on(NEW, fails("reduced"), fails("smallest")),
+                                    on(newest, passes("reduced"), passes("smallest"), 0)]).as_json()
+    text = report_markdown(finding, repro_source="print(1)\n", versions={"torch": "2.14.1+cu130"})
+    assert ("scripts/bisect-nightlies.sh repro.py --good 20261028 --bad 20260930 --nightly-versions 2.15.0,2.16.0"
+            in text)
+    assert f"2.15.0+cu132: uploaded to {index.as_uri()} 2026-10-28" in text
+    assert f"2.14.1+cu130: uploaded to {index.as_uri()} 2026-09-30" in text
+    assert (tmp_path / "cache" / "torch-index.json").is_file()
+
+
+# -- (torch, Python): the Pythons of the newest torch -----------------------------------------
+
+def with_python(build: Build, python: str) -> Build:
+    return Build(torch=build.torch, git=build.git, cuda=build.cuda, python=python)
+
+
+NEW_311, NEW_312, NEW_313 = (with_python(NEW, p) for p in ("3.11.7", "3.12.1", "3.13.0"))
+
+
+def test_live_on_every_python_of_the_newest_torch_names_them_all():
+    record = Versions.of([on(NEW_313, fails("reduced"), fails("smallest")),
+                          on(NEW_311, fails("reduced"), fails("smallest")),
+                          on(OLD, fails("reduced"), fails("smallest"))])
+    assert [(t.torch, t.python) for t in record.torches] == [("2.13.0+cpu", "3.11"), ("2.14.1+cu130", "3.11"),
+                                                            ("2.14.1+cu130", "3.13")]
+    assert record.status == "live_on_newest" and record.pythons == ("3.11", "3.13")
+    assert record.line.startswith("live on torch 2.14.1+cu130 with Python 3.11 and 3.13, the newest given")
+    assert Versions.from_json(record.as_json()) == record
+    assert [t["python"] for t in record.as_json()["torches"]] == ["3.11.7", "3.11.7", "3.13.0"]
+
+
+def test_a_bug_of_one_python_only_says_so_and_what_the_others_do():
+    record = Versions.of([on(NEW_311, passes("reduced"), passes("smallest"), 0),
+                          on(NEW_313, fails("reduced"), fails("smallest"))])
+    assert record.status == "live_on_newest" and record.pythons == ("3.13",)
+    assert record.line.startswith("live on torch 2.14.1+cu130 only on Python 3.13, the newest given: both programs "
+                                  "fail with its signature; with Python 3.11: fixed since torch 2.14.1+cu130")
+    assert record.marker() == ""  # live: the title stays the bug's
+
+
+def test_a_bug_of_the_newer_pythons_is_only_with_the_first_of_them_on():
+    record = Versions.of([on(NEW_311, passes("reduced"), passes("smallest"), 0),
+                          on(NEW_312, fails("reduced"), fails("smallest")),
+                          on(NEW_313, fails("reduced"), fails("smallest"))])
+    assert record.pythons == ("3.12", "3.13") and "only with Python 3.12+" in record.line
+
+
+def test_each_python_is_held_against_its_own_older_torch():
+    # 2.13.0 passed with Python 3.11: a regression there; 3.13 has no older torch given: live
+    record = Versions.of([on(OLD, passes("reduced"), passes("smallest"), 0),
+                          on(NEW_311, fails("reduced"), fails("smallest")),
+                          on(NEW_313, fails("reduced"), fails("smallest"))])
+    assert record.status == "regression" and record.pythons == ("3.11", "3.13")
+    assert record.line.startswith("regression in 2.14.1+cu130 with Python 3.11: passes on 2.13.0+cpu")
+    assert "; with Python 3.13: live on torch 2.14.1+cu130, the newest given" in record.line
+    assert record.differing() == (record.torches[0], record.torches[1])  # the bisect is on Python 3.11
+
+
+def test_one_python_on_the_newest_torch_is_held_against_the_older_torch_of_that_python():
+    # 2.13.0 judged with 3.11 (passes) and 3.13 (fails), 2.14.1 with 3.11 only (fails): a
+    # regression in 2.14.1 on 3.11, whatever 2.13.0 did on 3.13
+    old_313 = with_python(OLD, "3.13.0")
+    record = Versions.of([on(OLD, passes("reduced"), passes("smallest"), 0),
+                          on(old_313, fails("reduced"), fails("smallest")),
+                          on(NEW_311, fails("reduced"), fails("smallest"))])
+    assert record.status == "regression" and record.pythons == ("3.11",)
+    assert record.line.startswith("regression in 2.14.1+cu130 with Python 3.11: passes on 2.13.0+cpu")
+    assert record.differing() == (record.torches[0], record.torches[2])
+
+
+def test_another_ending_on_one_python_is_changed_whatever_the_others_do():
+    record = Versions.of([on(NEW_311, fails("reduced"), fails("smallest")),
+                          on(NEW_313, fails("reduced", OTHER), fails("smallest", OTHER))])
+    assert record.status == "changed" and record.pythons == ("3.11",)
+    assert record.line.startswith("changed on torch 2.14.1+cu130 with Python 3.13:")
+
+
+def test_fixed_on_every_python_is_fixed():
+    record = Versions.of([on(NEW_311, passes("reduced"), passes("smallest"), 0),
+                          on(NEW_313, passes("reduced"), passes("smallest"), 0)])
+    assert record.status == "fixed_since" and record.pythons == ()
+    assert record.line.startswith("fixed since torch 2.14.1+cu130 with Python 3.11 and 3.13:")
+
+
+def test_report_md_has_a_row_per_torch_and_python():
+    record = Versions.of([on(NEW_311, passes("reduced"), passes("smallest"), 0),
+                          on(NEW_313, fails("reduced"), fails("smallest"))])
+    text = "\n".join(markdown(record))
+    assert "| torch 2.14.1+cu130 (git 5c48869, CUDA 13.0 build) | 3.11.7 | PASS | PASS | exit 0 |" in text
+    assert "| torch 2.14.1+cu130 (git 5c48869, CUDA 13.0 build) | 3.13.0 | MISMATCH (same signature) |" in text
+    assert "bisect-nightlies" not in text  # one torch: nothing to bisect between Pythons
 
 
 def test_a_torch_without_a_known_date_gets_no_nightly_range_but_its_commits():
