@@ -45,7 +45,7 @@ from mutator.findings.signature import Signature
 from mutator.judge.check import CheckResult, Runner
 from mutator.judge.oracle import Oracle
 from mutator.reduce.constructs import constructs, probes
-from mutator.reduce.reducer import Target, admissible, ends
+from mutator.reduce.reducer import Target, admissible, ends, raised_in_calls
 
 DEFAULT_BUDGET = 24
 
@@ -195,11 +195,14 @@ class Prober:
         result.checks += len(eager_runs)
         compiled: dict[int, Future[ExecResult]] = {}
         for i, run in eager_runs.items():
-            if ends(run) == target.eager_ends:
+            if target.eager_as_original(run):
                 compiled[i] = self._runner.submit(programs[i], Mode.COMPILED, config)
             else:
                 outcome, kind = ends(run)
-                out[i] = (BREAKS_PROGRAM, f"eager run {outcome}{': ' + kind if kind else ''}")
+                raised = sorted(raised_in_calls(run) - target.eager_raised)
+                why = f"a call raised {raised[0][0]}" if raised and ends(run) == target.eager_ends else \
+                    f"{outcome}{': ' + kind if kind else ''}"
+                out[i] = (BREAKS_PROGRAM, f"eager run {why}")
         for i, future in compiled.items():
             result.checks += 1
             out[i] = self._classify(programs[i], eager_runs[i], future.result(), target)

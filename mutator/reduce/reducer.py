@@ -23,6 +23,7 @@ import dataclasses
 from dataclasses import dataclass
 
 from mutator.judge.check import Checker, CheckResult, Runner
+from mutator.findings.needs import message_key
 from mutator.findings.signature import Signature
 from mutator.core.observation import ExecResult, Mode, RunConfig
 from mutator.core import parsing
@@ -88,7 +89,7 @@ class Reducer:
         names = program_names(first.program.source)
         return Target(first.program, first, signature, frozenset(first.judgement.masked), ends(first.eager),
                       ends(first.compiled), self._candidate_config(first, signature),
-                      Shape.of(first.judgement, names), names)
+                      Shape.of(first.judgement, names), names, raised_in_calls(first.eager))
 
     def _candidate_config(self, first: CheckResult, signature: Signature) -> RunConfig | None:
         """Candidates get a timeout of ten times the original's slower run (at least 5 s):
@@ -134,7 +135,7 @@ class Reducer:
         """The full check of `program` (fresh, repeated runs) when it is still the target's
         bug, with the eager run ending as the original's; None when it is not."""
         check = self._checker.check(program)
-        return check if target.kept_by(check) and ends(check.eager) == target.eager_ends else None
+        return check if target.kept_by(check) and target.eager_as_original(check.eager) else None
 
     def interesting(self, sources: list[str], target: Target) -> list[bool | None]:
         """Whether each source still gets the target's signature; None for one left unjudged
@@ -170,8 +171,9 @@ class Reducer:
                 i = running.pop(future)
                 run = future.result()
                 if run.mode is Mode.EAGER:
-                    self.runs.count(run, rejected=ends(run) != target.eager_ends)
-                    if ends(run) == target.eager_ends:
+                    same = target.eager_as_original(run)
+                    self.runs.count(run, rejected=not same)
+                    if same:
                         eager_runs[i] = run
                         passed.append(i)
                     else:
@@ -224,6 +226,15 @@ class Target:
     candidate_config: RunConfig | None = None  # the runs of candidates: a shorter timeout
     shape: Shape = Shape()
     names: frozenset[str] = frozenset()  # the program's own, masked in every candidate's shape
+    # what the eager run's calls raised (the program caught it, or it is the divergence): type, message
+    eager_raised: frozenset[tuple[str, str]] = frozenset()
+
+    def eager_as_original(self, run: ExecResult) -> bool:
+        """Whether a candidate's eager run ends as the original's, and none of its calls raises
+        what no call of the original's eager run raised (its type, and its message with names
+        and numbers masked): a reduction that makes eager fail another way (a view of the
+        wrong shape where the original's view was merely not contiguous) is another report."""
+        return ends(run) == self.eager_ends and raised_in_calls(run) <= self.eager_raised
 
     def kept_by(self, result: CheckResult) -> bool:
         """Whether a candidate's judged runs show this bug: its signature and its shape."""
@@ -243,6 +254,13 @@ def ends(run: ExecResult) -> tuple[str, str]:
     Compiled, it is necessary for the same signature anyway, and cheap to test first."""
     uncaught = run.uncaught
     return (run.outcome.value, uncaught.type_name if uncaught is not None else "")
+
+
+def raised_in_calls(run: ExecResult) -> frozenset[tuple[str, str]]:
+    """The exceptions the run's recorded calls raised: type, and first line of the message
+    with quoted names, numbers and addresses masked."""
+    return frozenset((call.exception.type_name, message_key(call.exception.message))
+                     for call in run.observation.calls if call.exception is not None)
 
 
 def admissible(source: str, original: Program) -> bool:

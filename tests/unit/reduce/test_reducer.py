@@ -267,3 +267,27 @@ def test_a_mismatch_whose_values_kinds_change_is_rejected():
     # result: type: list in both; compiled gives a tuple, then a set
     assert _verdicts("EAGER = [1]\nRESULT = (1,)", ["EAGER = [1]\nRESULT = {1}", "EAGER = [2]\nRESULT = (2,)"]) \
         == [False, True]
+
+
+class EagerRaisesOtherwiseWithoutGuard(SourceRunner):
+    """The eager call raises a RuntimeError (a view that is not contiguous) that compiled code
+    does not raise; once GUARD() is gone, eager raises another one (a view of the wrong
+    shape): the same signature, but not the same report."""
+
+    def submit(self, program, mode, config=None, *, avoid=None):
+        self.runs += 1
+        future = Future()
+        if mode is Mode.COMPILED:
+            future.set_result(compiled_run(calls=[call(result=tensor([2.0]))]))
+            return future
+        message = "view size is not compatible with input tensor's size and stride" if "GUARD()" in program.source \
+            else "shape '[3]' is invalid for input of size 2"
+        future.set_result(run(mode, calls=[call(exception=exc("builtins.RuntimeError", message))]))
+        return future
+
+
+def test_a_candidate_whose_eager_call_raises_what_the_original_never_raised_is_rejected():
+    source = NOISY.replace("        return BUG(x)", "        GUARD()\n        return BUG(x)")
+    reduction = Reducer(EagerRaisesOtherwiseWithoutGuard(), workers=2).reduce(Program.from_source(source, "noisy.py"))
+    assert "GUARD()" in reduction.reduced.source and reduction.confirmed
+    assert len(reduction.reduced.source) < len(source)  # the rest still reduced
