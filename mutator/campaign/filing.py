@@ -32,6 +32,16 @@ class Filing:
             return None
         return self.store.record(result, provenance=provenance, parent=parent, elapsed=elapsed, recipe=recipe)
 
+    def counts_as_known(self, result: CheckResult) -> bool:
+        """Whether `file` would only count this bug verdict as a hit of a bug filed before (its
+        signature known, and not filed here): what the checker need not confirm. Safe to ask
+        from another thread: it only reads."""
+        if self.known is None:
+            return False
+        signature = Signature.of(result)
+        return self.store.aliases.get(signature, signature) not in self.store.findings and \
+            self.known.known.by_signature(signature) is not None
+
     def _count_known(self, result: CheckResult, provenance: str, elapsed: float) -> bool:
         if self.known is None:
             return False

@@ -258,6 +258,12 @@ class Fuzzer:
             self._barren += 1
             return False
         self._barren = 0
+        if not reply.confirmed and not self.filing.counts_as_known(reply.result):
+            # left unconfirmed as a hit of a known bug, whose signature this campaign has filed
+            # since: checked again, confirmed this time (its recipe makes the same mutant)
+            self.stats.rechecked += 1
+            self._ready.append(Job(job.task, job.parent, seed_path=job.seed_path, sweep=job.sweep))
+            return False
         job.program, job.mutant = reply.result.program, reply.mutant
         self._process(job, reply.result, reply)
         return True

@@ -36,6 +36,7 @@ class FuzzStats:
     synced: int = 0  # queue entries imported from synced peers
     known: int = 0  # hits of signatures filed before (--known): counted in known.json, not filed
     stale: int = 0  # hits of signatures this campaign had filed many times (fuzzer.STALE_HITS) already
+    rechecked: int = 0  # hits of known bugs left unconfirmed whose signature was filed here meanwhile
 
     def count(self, origin: str, **what: bool) -> None:
         """Tally what came of a program of `origin`: `count("llm", asked=True)`."""

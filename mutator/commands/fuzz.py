@@ -353,11 +353,14 @@ def build_fuzzer(campaign: Campaign, executor, torch_version: str, *, checker=No
         corpus.add(entry)
         coverage.include(entry.features)
     store = FindingStore(campaign.root, torch_version=torch_version, backend=config.backend, lazy=True)
+    filing = Filing(store, known)
+    # a hit of a bug filed before is only counted: its confirmation would buy nothing
+    checker = checker or Checker(executor, count_only=filing.counts_as_known if known is not None else None)
     fuzzer = Fuzzer(
         corpus=corpus, coverage=coverage,
         mutator=Mutator(all_operators(), max_stack=config.max_stack, splice=config.splice),
-        schedule=SCHEDULES[config.schedule](avoid_known=config.avoid_known), checker=checker or Checker(executor),
-        filing=Filing(store, known), campaign=campaign, lanes=lanes, rng=random.Random(config.seed),
+        schedule=SCHEDULES[config.schedule](avoid_known=config.avoid_known), checker=checker,
+        filing=filing, campaign=campaign, lanes=lanes, rng=random.Random(config.seed),
         inflight=2 * executor.size, feedback=config.feedback, health=executor.health,
         configurations=ConfigurationSchedule(configurations or config.configurations, feedback=config.feedback),
     )

@@ -159,6 +159,7 @@ class CheckReply:
     build_seconds: float = 0.0  # CPU time building the mutant took (and repair rules, for an invalid one)
     # a passing slim result's features, as a worker that keeps count tells them (its `features` is then empty)
     coverage: CoverageReport | None = None
+    confirmed: bool = True  # False: a bug verdict the checker was told only to count (`Checker.count_only`)
 
 
 def made(task: CheckTask, builder: MutantBuilder | None) -> tuple[CheckTask | None, tuple[str, ...]]:
@@ -234,11 +235,19 @@ def report_coverage(task: CheckTask, reply: CheckReply, coverage: WorkerCoverage
 
 
 class Checker:
+    """Checks programs on a runner: a first pass, then the confirmation of a bug verdict.
+
+    `count_only`: a first-pass bug verdict for which it says True is not confirmed (the
+    campaign only counts it, as a hit of a bug filed before: the confirmation's three or
+    four runs would buy nothing); its reply's result is the first pass's, `confirmed` False."""
+
     def __init__(self, runner: Runner | TaskRunner, oracle: Oracle | None = None, *,
-                 config: RunConfig | None = None) -> None:
+                 config: RunConfig | None = None,
+                 count_only: Callable[[CheckResult], bool] | None = None) -> None:
         self._runner = runner
         self._oracle = oracle or Oracle()
         self._config = config  # None: the runner's own
+        self._count_only = count_only
         self._builder: MutantBuilder | None = None  # for recipes where the runner takes no tasks
 
     def check(self, program: Program) -> CheckResult:
@@ -290,6 +299,9 @@ class Checker:
             reply = self._lost(task, reply.lost, config)
         if reply.result is None or not reply.result.verdict.is_finding:
             done.set_result(reply)
+            return
+        if self._count_only is not None and self._count_only(reply.result):
+            done.set_result(dataclasses.replace(reply, confirmed=False))
             return
         self._confirm(reply, done, config)
 

@@ -208,3 +208,37 @@ def test_a_hit_of_a_signature_filed_here_many_times_is_stale(tmp_path: Path):
     assert fuzzer.stats.stale == entry.known_hits == 10 - STALE_HITS  # the 4th hit on
     assert fuzzer.snapshot()["configurations"]["default"]["new_bugs"] == 1
     fuzzer.campaign.close()
+
+
+class CountingOnly(ConfigChecker):
+    """Leaves every bug verdict unconfirmed, as a Checker told to count known hits does."""
+
+    def submit(self, task: CheckTask) -> Future[CheckReply]:
+        future = super().submit(task)
+        reply = future.result()
+        if reply.result is not None and reply.result.verdict.is_finding and not self.confirm_next:
+            future = Future()
+            future.set_result(replace(reply, confirmed=False))
+        self.confirm_next = False
+        return future
+
+    confirm_next = False
+
+
+def test_an_unconfirmed_hit_whose_signature_is_not_known_is_checked_again_not_filed_unconfirmed(tmp_path: Path):
+    checker = CountingOnly(under="default", crashes=lambda program: program.name.startswith("mutant_of_"))
+    known = KnownBugs(signatures={Signature("CRASH", "TypeError", "elsewhere"): "/filed/before"})
+    fuzzer = loop(tmp_path, checker, names=("default",), known=KnownHits(tmp_path, known))
+    fuzzer.seed([SEEDS[0]])
+    real_submit = checker.submit
+
+    def submit(task):  # a task seen before is confirmed on its second check
+        checker.confirm_next = any(t is task for t in checker.tasks)
+        return real_submit(task)
+
+    checker.submit = submit
+    fuzzer.run(Budget(max_execs=3))
+    assert fuzzer.stats.rechecked >= 1
+    [finding] = fuzzer.store.findings.values()
+    assert finding.hits >= 1 and fuzzer.stats.known == 0
+    fuzzer.campaign.close()

@@ -469,3 +469,23 @@ def test_without_dynamo_tracing_through_a_cache_no_run_calls_one_through():
                                    compiled=[logging_calls(Mode.COMPILED, 2)] * 2, through=[])
     result = Checker(runner).check(PROGRAM)
     assert result.verdict is Verdict.MISMATCH and len(result.runs) == 5  # no run calling caches through
+
+
+def test_a_bug_verdict_the_caller_only_counts_is_not_confirmed():
+    eager = copying(Mode.EAGER, EAGER_ROW, result=1)
+    compiled = copying(Mode.COMPILED, COMPILED_ROW, result=2)
+    asked = []
+
+    def known(result):
+        asked.append(result.verdict)
+        return True
+
+    runner = ConfigRecordingRunner(eager=[eager], compiled=[compiled])
+    reply = Checker(runner, count_only=known).submit(CheckTask(PROGRAM)).result()
+    assert reply.result.verdict is Verdict.MISMATCH and not reply.confirmed
+    assert [mode for mode, _, _ in runner.asked] == [Mode.EAGER, Mode.COMPILED]  # no confirmation runs
+    assert asked == [Verdict.MISMATCH]
+    runner = ConfigRecordingRunner(eager=[eager, eager], compiled=[compiled, compiled],
+                                   perturbed=[copying(Mode.EAGER, PERTURBED_ROW, result=1)])
+    reply = Checker(runner, count_only=lambda result: False).submit(CheckTask(PROGRAM)).result()
+    assert reply.confirmed and len(runner.asked) > 2
