@@ -61,7 +61,8 @@ CONFIGS = {  # name -> the extra flags of `mutate fuzz`
     "signals": ["--coverage-include", "torch/_dynamo", "--coverage-include", "dynamo-signals"],  # = guided
     "fast": ["--schedule", "fast"],
     # issue 30: Dynamo's configurations as an axis, and what it does with bugs known already
-    "today": ["--configs", "default", "--no-rejudge-known", "--no-avoid-known"],  # before the axis
+    # before the axis: one configuration, known bugs as filed, confirmed like any hit, not avoided
+    "today": ["--configs", "default", "--no-rejudge-known", "--confirm-known", "--no-avoid-known"],
     "axis": [],  # the default now: every configuration, known programs judged again, known bugs avoided
     "axis-no-rejudge": ["--no-rejudge-known"],
     "axis-no-avoid": ["--no-avoid-known"],

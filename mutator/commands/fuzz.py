@@ -119,6 +119,9 @@ CAMPAIGN_OPTIONS = ("corpus_dirs", "backend", "schedule", "seed", "timeout", "me
 @click.option("--no-rejudge-known", is_flag=True,
               help="Know the bugs of --known only by what they were filed under, without judging their programs on "
                    "this torch first (where a crash site moved between releases, the bug then looks new).")
+@click.option("--confirm-known", is_flag=True,
+              help="Confirm hits of bugs filed before (--known) like any bug verdict, although they are only counted "
+                   "(to measure what leaving them unconfirmed saves).")
 @click.option("--no-avoid-known", is_flag=True,
               help="Give queue entries whose mutants keep hitting known bugs (--known, or filed here many times) "
                    "their full energy anyway (to measure what avoiding them adds).")
@@ -131,7 +134,8 @@ def fuzz(ctx: click.Context, corpus_dirs: tuple[str, ...], out: Path, duration: 
          reduce_share: float, no_repair: bool, no_llm: bool, llm_model: str | None, llm_budget_calls: int | None,
          llm_budget_tokens: int | None, sync_dir: Path | None, instance: str | None, sync_every: float,
          known_paths: tuple[Path, ...], confirm_on: tuple[str, ...], no_splice: bool, no_feedback: bool,
-         max_stack: int, configurations: tuple[str, ...], no_rejudge_known: bool, no_avoid_known: bool,
+         max_stack: int, configurations: tuple[str, ...], no_rejudge_known: bool, confirm_known: bool,
+         no_avoid_known: bool,
          ray_address: str | None,
          python: str | None, backend: str, timeout: float, memory_mb: int, jobs: int | None, no_sandbox: bool) -> None:
     """Fuzz torch.compile: mutate the corpus, keep what reaches new Dynamo code, file findings.
@@ -209,7 +213,8 @@ def fuzz(ctx: click.Context, corpus_dirs: tuple[str, ...], out: Path, duration: 
         confirm = _confirm_lane(pool, confirm_on, others, config=run, reducing=reduction is not None)
         lanes = [*_repair_and_llm_lanes(llm_config, campaign, no_repair=no_repair, no_llm=no_llm),
                  *(lane for lane in (sync, reduction, confirm) if lane is not None)]
-        fuzzer = build_fuzzer(campaign, pool, torch_version, lanes=lanes, known=known, configurations=offered)
+        fuzzer = build_fuzzer(campaign, pool, torch_version, lanes=lanes, known=known, configurations=offered,
+                              confirm_known=confirm_known)
         if resume:  # a dry run a kill cut short: its unchecked seeds, less those the queue holds already
             queued = {entry.program.digest for entry in fuzzer.corpus.entries}
             seeds = [program for program in campaign.load_dry_run() if program.digest not in queued]
@@ -342,7 +347,7 @@ def _repair_and_llm_lanes(config, campaign: Campaign, *, no_repair: bool,  # typ
 
 def build_fuzzer(campaign: Campaign, executor, torch_version: str, *, checker=None,  # type: ignore[no-untyped-def]
                  lanes: Sequence[Lane] = (), known: KnownHits | None = None,
-                 configurations: tuple[str, ...] | None = None) -> Fuzzer:
+                 configurations: tuple[str, ...] | None = None, confirm_known: bool = False) -> Fuzzer:
     """The loop of a campaign directory (new or resumed) on `executor`, with `lanes` beside it:
     its corpus, coverage, findings and statistics as on disk, checks through `checker`
     (default: a `Checker` of the executor; the benches pass a stand-in), two checks in
@@ -355,7 +360,8 @@ def build_fuzzer(campaign: Campaign, executor, torch_version: str, *, checker=No
     store = FindingStore(campaign.root, torch_version=torch_version, backend=config.backend, lazy=True)
     filing = Filing(store, known)
     # a hit of a bug filed before is only counted: its confirmation would buy nothing
-    checker = checker or Checker(executor, count_only=filing.counts_as_known if known is not None else None)
+    checker = checker or Checker(executor, count_only=filing.counts_as_known
+                                 if known is not None and not confirm_known else None)
     fuzzer = Fuzzer(
         corpus=corpus, coverage=coverage,
         mutator=Mutator(all_operators(), max_stack=config.max_stack, splice=config.splice),
