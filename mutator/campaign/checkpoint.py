@@ -19,6 +19,7 @@ from mutator.campaign.corpus import Corpus, CoverageMap
 from mutator.campaign.directory import PLOT_COLUMNS, Campaign
 from mutator.campaign.lanes.llm import LLM_FAMILY
 from mutator.campaign.stats import FuzzStats
+from mutator.core.cpu import Ledger
 from mutator.findings.store import FindingStore
 from mutator.mutation.mutator import Mutator, Usefulness
 
@@ -34,7 +35,8 @@ class Checkpoint:
         return self._last is None or time.monotonic() - self._last >= SAVE_EVERY
 
     def save(self, *, stats: FuzzStats, snapshot: dict[str, Any], elapsed: float, corpus: Corpus,
-             coverage: CoverageMap, mutator: Mutator, configurations: ConfigurationSchedule | None = None) -> None:
+             coverage: CoverageMap, mutator: Mutator, configurations: ConfigurationSchedule | None = None,
+             cpu: Ledger | None = None) -> None:
         self._last = time.monotonic()
         self.campaign.save_coverage(coverage)
         self.campaign.save_stats(dict(
@@ -44,6 +46,7 @@ class Checkpoint:
             operators={op: u.as_dict() for op, u in sorted(mutator.stats.items())},
             family_yield={f: round(y, 6) for f, y in sorted(mutator.family_yield.items())},
             **(dict(configurations=configurations.state()) if configurations is not None else {}),
+            **(dict(cpu=cpu.as_json()) if cpu is not None else {}),  # where the CPU went, by stage
         ))
         self.campaign.append_plot({k: snapshot.get(k, "") for k in PLOT_COLUMNS})
 

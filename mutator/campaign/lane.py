@@ -29,6 +29,7 @@ from mutator.campaign.corpus import Corpus, CorpusEntry, CoverageMap
 from mutator.campaign.directory import Campaign
 from mutator.campaign.filing import Filing
 from mutator.campaign.stats import FuzzStats
+from mutator.core.cpu import Ledger
 from mutator.core.program import Program
 from mutator.core.verdict import Verdict
 from mutator.findings.finding import Finding
@@ -92,6 +93,7 @@ class Loop(Protocol):
     coverage: CoverageMap
     filing: Filing
     stats: FuzzStats
+    cpu: Ledger  # where the campaign's CPU went, by stage (`mutator.core.cpu`): lanes add theirs
     mutator: Mutator
     rng: random.Random
 

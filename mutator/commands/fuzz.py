@@ -56,6 +56,7 @@ from mutator.report.version_judge import Torch, VersionJudge
 from mutator.campaign.sync import SYNC_EVERY, Sync, SyncError, instance_directory
 from mutator.campaign.ui import LiveScreen, StatusLines, finding_lines, origin_lines, status_line
 
+WARM_UP = "workers: warm-up (import torch, warm Dynamo)"
 CAMPAIGN_OPTIONS = ("corpus_dirs", "backend", "schedule", "seed", "timeout", "memory_mb", "coverage_include",
                     "no_splice", "no_feedback", "max_stack", "no_avoid_known")
 
@@ -215,6 +216,7 @@ def fuzz(ctx: click.Context, corpus_dirs: tuple[str, ...], out: Path, duration: 
                  *(lane for lane in (sync, reduction, confirm) if lane is not None)]
         fuzzer = build_fuzzer(campaign, pool, torch_version, lanes=lanes, known=known, configurations=offered,
                               confirm_known=confirm_known)
+        fuzzer.cpu.add(WARM_UP, sum(ready.warmup_seconds for ready in pool.ready))  # mostly CPU: imports, compiles
         if resume:  # a dry run a kill cut short: its unchecked seeds, less those the queue holds already
             queued = {entry.program.digest for entry in fuzzer.corpus.entries}
             seeds = [program for program in campaign.load_dry_run() if program.digest not in queued]

@@ -199,6 +199,10 @@ class ExecResult:
     stderr_tail: str = ""  # the end of the child's stderr (faulthandler's dump on a crash)
     features: frozenset[int] = frozenset()
     worker: int | None = None  # pid of the warm worker that ran it
+    # CPU seconds by stage (`mutator.core.cpu`): the forked child's set-up, program (with its
+    # compilations and, compiled, the coverage tracing), coverage collection and report, and
+    # the worker's own isolation work around it (fork, collecting the report)
+    cpu: tuple[tuple[str, float], ...] = ()
 
     @property
     def uncaught(self) -> ExceptionInfo | None:

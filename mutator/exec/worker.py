@@ -25,6 +25,7 @@ import time
 import traceback
 from typing import Any
 
+from mutator.core import cpu
 from mutator.core.build import Build
 from mutator.exec import sandbox, wire
 from mutator.core.observation import CallRecord, ExecResult, Mode, Observation, Outcome
@@ -69,18 +70,29 @@ def main(argv: list[str] | None = None) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when we stop
     wire.send(proto_out, warm_up(includes))
     private_fds = (proto_in.fileno(), proto_out.fileno())
+    messages = 0.0  # CPU spent on messages (the last reply sent, this job received): told with this reply
     try:
         while True:
+            began = time.process_time()
             try:
                 message = wire.recv(proto_in)
             except wire.WireError:
                 return  # the parent is gone
             if isinstance(message, Stop):
                 return
-            wire.send(proto_out, Done(message.job_id, answer(message, private_fds)))
+            messages += time.process_time() - began
+            reply = _with_messages(answer(message, private_fds), messages)
+            began = time.process_time()
+            wire.send(proto_out, Done(message.job_id, reply))
+            messages = time.process_time() - began
     finally:
         _reap_exiting()
         sandbox.remove_task_cgroup(_tasks_cgroup)
+
+
+def _with_messages(reply: ExecResult | CheckReply, seconds: float) -> ExecResult | CheckReply:
+    """The reply with the worker's CPU on messages added to its stages (`mutator.core.cpu.IPC`)."""
+    return dataclasses.replace(reply, cpu=(*reply.cpu, (cpu.IPC, seconds)))
 
 
 def _hung_up(fd: int) -> bool:
@@ -195,6 +207,7 @@ def _offered() -> str:
 
 def run_isolated(job: Job, private_fds: tuple[int, ...] = ()) -> ExecResult:
     """Run `job` in a forked child and describe how it ended; never raises for the program."""
+    own = time.process_time()  # this worker's CPU on the run: isolation (the child counts its own)
     _reap_exiting()
     # What this process made since warm-up (the parsed programs of the mutants it built) joins
     # the frozen heap, so that the child's collections do not walk, and copy, its pages.
@@ -222,12 +235,14 @@ def run_isolated(job: Job, private_fds: tuple[int, ...] = ()) -> ExecResult:
     seconds = time.monotonic() - started
     stderr_tail = _tail(os.path.join(scratch, "stderr"))
     shutil.rmtree(scratch, ignore_errors=True)
-    return _result(job, frames, status, timed_out=timed_out, overflow=overflow, seconds=seconds,
-                   stderr_tail=stderr_tail)
+    result = _result(job, frames, status, timed_out=timed_out, overflow=overflow, seconds=seconds,
+                     stderr_tail=stderr_tail)
+    return dataclasses.replace(result, cpu=(*result.cpu, (cpu.ISOLATION, time.process_time() - own)))
 
 
 def _child(job: Job, write_end: int, scratch: str, private_fds: tuple[int, ...]) -> None:
     status = _INTERNAL_FAILURE
+    began = time.process_time()
     try:
         os.setpgid(0, 0)
         sandbox.die_with_parent()
@@ -265,12 +280,16 @@ def _child(job: Job, write_end: int, scratch: str, private_fds: tuple[int, ...])
             _signals.start()
         if tracing:
             _tracer.start()
+        ready = time.process_time()
         observation = run_program(job.program, job.mode, job.config, emit)
+        ran = time.process_time()
         features = _tracer.stop() if tracing else frozenset()
         if signalling:
             features |= _signals.stop()
         sandbox.lift_memory_limit()
-        pipe.write(wire.encode(("final", (observation, features))))
+        collected = time.process_time()
+        used = ((cpu.SETUP, ready - began), (cpu.PROGRAM, ran - ready), (cpu.COVERAGE, collected - ran))
+        pipe.write(wire.encode(("final", (observation, features, used))))
         status = 0
     except BaseException:  # our runtime failed, not the program: report it as such
         try:
@@ -420,12 +439,12 @@ def _tail(path: str) -> str:
 def _result(job: Job, frames: list[Any], status: int | None, *, timed_out: bool, overflow: bool,
             seconds: float, stderr_tail: str) -> ExecResult:
     calls = tuple(body for kind, body in frames if kind == "call")
-    final, features = next((body for kind, body in frames if kind == "final"), (None, frozenset()))
+    final, features, used = next((body for kind, body in frames if kind == "final"), (None, frozenset(), ()))
     error = next((body for kind, body in frames if kind == "error"), None)
     observation = dataclasses.replace(final if final is not None else Observation(), calls=calls)
     base: dict[str, Any] = dict(
         program=job.program.name, mode=job.mode, observation=observation, seconds=round(seconds, 4),
-        stderr_tail=stderr_tail, features=features, worker=os.getpid(),
+        stderr_tail=stderr_tail, features=features, worker=os.getpid(), cpu=tuple(used),
     )
     signum = os.WTERMSIG(status) if status is not None and os.WIFSIGNALED(status) else None
     code = os.WEXITSTATUS(status) if status is not None and os.WIFEXITED(status) else None

@@ -28,11 +28,12 @@ from __future__ import annotations
 import dataclasses
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
+from mutator.core import cpu
 from mutator.core.configurations import DEFAULT
 from mutator.judge import lru_cache
 from mutator.judge.compare import compare_observations
@@ -160,6 +161,29 @@ class CheckReply:
     # a passing slim result's features, as a worker that keeps count tells them (its `features` is then empty)
     coverage: CoverageReport | None = None
     confirmed: bool = True  # False: a bug verdict the checker was told only to count (`Checker.count_only`)
+    # CPU seconds of the first pass's own stages in the worker (`mutator.core.cpu`: build, judge,
+    # repair, report); its runs carry theirs
+    cpu: tuple[tuple[str, float], ...] = ()
+
+    def cpu_lines(self) -> Iterator[tuple[str, float]]:
+        """What this check cost, by the CPU ledger's lines (`mutator.core.cpu`): the first
+        pass's stages and its two runs' (the compiled run's compilations apart, as Dynamo timed
+        them), and the confirmation's runs as one line."""
+        for stage, seconds in self.cpu:
+            yield cpu.LINES.get(stage, f"check: {stage}"), seconds
+        for i, run in enumerate(self.result.runs if self.result is not None else ()):
+            for stage, seconds in run.cpu:
+                if i >= 2:
+                    yield cpu.CONFIRMATION, seconds
+                elif stage != cpu.PROGRAM:
+                    yield cpu.LINES.get(stage, f"check: {stage}"), seconds
+                elif run.mode is Mode.COMPILED:
+                    stats = run.observation.compile
+                    compiling = min(seconds, stats.compile_seconds if stats is not None else 0.0)
+                    yield cpu.COMPILE, compiling
+                    yield cpu.COMPILED_RUN, seconds - compiling
+                else:
+                    yield cpu.EAGER_RUN, seconds
 
 
 def made(task: CheckTask, builder: MutantBuilder | None) -> tuple[CheckTask | None, tuple[str, ...]]:
@@ -188,14 +212,18 @@ def first_pass(task: CheckTask, runs: Callable[[Program], Sequence[ExecResult]],
     started = time.process_time()
     checked, tried = made(task, builder)
     if checked is None:
-        return CheckReply(None, tried=tried, build_seconds=time.process_time() - started)
+        built = time.process_time() - started
+        return CheckReply(None, tried=tried, build_seconds=built, cpu=((cpu.BUILD, built),))
     program = checked.program
     mutant = Mutant(program, checked.steps) if checked.steps else None
     building = time.process_time() - started
     eager, compiled = runs(program)
+    started = time.process_time()
     result = CheckResult(program, oracle.judge(eager, compiled, program=program), (eager, compiled),
                          configuration=configuration)
+    judging = time.process_time() - started
     request = repaired = None
+    repairing = 0.0
     if result.verdict is Verdict.INVALID and mutant is not None:
         from mutator.repair import repair_by_rules
 
@@ -203,10 +231,11 @@ def first_pass(task: CheckTask, runs: Callable[[Program], Sequence[ExecResult]],
         request = repair_request(result, mutant, checked.parent)
         if task.repair and not request.is_repair:
             repaired = repair_by_rules(request)
-        building += time.process_time() - started
+        repairing = time.process_time() - started
     if task.slim and not result.verdict.is_finding:
         result = result.slim()
-    return CheckReply(result, mutant, tried, request, repaired, build_seconds=building)
+    return CheckReply(result, mutant, tried, request, repaired, build_seconds=building + repairing,
+                      cpu=((cpu.BUILD, building), (cpu.JUDGE, judging), (cpu.REPAIR, repairing)))
 
 
 def repair_request(result: CheckResult, mutant: Mutant, parent: Program | None) -> RepairRequest:
@@ -227,8 +256,10 @@ def report_coverage(task: CheckTask, reply: CheckReply, coverage: WorkerCoverage
     if result is None:
         return reply
     if result.verdict is Verdict.PASS:
+        started = time.process_time()
         report = coverage.report(result.features, keepable=not task.is_mutant)
-        return dataclasses.replace(reply, result=result.slim(features=frozenset()), coverage=report)
+        return dataclasses.replace(reply, result=result.slim(features=frozenset()), coverage=report,
+                                   cpu=(*reply.cpu, (cpu.REPORT, time.process_time() - started)))
     if result.verdict in (Verdict.INVALID, Verdict.UNSTABLE):
         return dataclasses.replace(reply, result=result.slim(features=frozenset()))
     return reply

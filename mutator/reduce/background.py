@@ -20,6 +20,7 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from pathlib import Path
 
+from mutator.core.cpu import Ledger
 from mutator.judge.check import CheckReply, CheckTask, TaskRunner
 from mutator.findings.finding import Finding
 from mutator.core.observation import ExecResult, Mode, RunConfig
@@ -29,6 +30,8 @@ from mutator.reduce.reducer import ReductionStopped
 from mutator.reduce.driver import ReductionReport, ReduceDriver
 
 DEFAULT_SHARE = 0.25
+REDUCTION_RUNS = "background reduction: runs"
+REDUCTION_DRIVER = "background reduction: passes in the driver"
 
 
 class ThrottledRunner:
@@ -44,6 +47,7 @@ class ThrottledRunner:
         self._started = clock()
         self._used = 0.0
         self._lock = threading.Lock()
+        self._cpu = Ledger()  # the workers' CPU on the reduction's runs, since the last `take_cpu`
 
     @property
     def used_seconds(self) -> float:
@@ -84,8 +88,18 @@ class ThrottledRunner:
         done = future.result()
         if isinstance(done, CheckReply):
             self.charge(done.result.seconds if done.result is not None else 0.0)
+            used = sum(seconds for _, seconds in done.cpu_lines())
         else:
             self.charge(done.seconds)
+            used = sum(seconds for _, seconds in done.cpu)
+        with self._lock:
+            self._cpu.add(REDUCTION_RUNS, used)
+
+    def take_cpu(self) -> Ledger:
+        """The workers' CPU on the reduction's runs since the last call."""
+        with self._lock:
+            taken, self._cpu = self._cpu, Ledger()
+        return taken
 
 
 class BackgroundReduction:
@@ -104,6 +118,8 @@ class BackgroundReduction:
         self._order = itertools.count()
         self._done: queue.Queue[tuple[str, ReductionReport]] = queue.Queue()
         self._queued: set[str] = set()
+        self._lock = threading.Lock()
+        self._thread_cpu = 0.0  # this thread's CPU since the last `take_cpu`
         self.busy_with = ""
         self.reduced = 0
         self.failed = 0
@@ -137,23 +153,40 @@ class BackgroundReduction:
         self._todo.put((-1, -1, "", None))
         self._thread.join(timeout)
 
+    def take_cpu(self) -> Ledger:
+        """CPU the reductions cost since the last call: the workers' on their runs, and this
+        thread's own (the passes, parsing, verifying repro.py)."""
+        taken = self.runner.take_cpu()
+        with self._lock:
+            taken.add(REDUCTION_DRIVER, self._thread_cpu)
+            self._thread_cpu = 0.0
+        return taken
+
     def _work(self) -> None:
         while not self._stop.is_set():
             _, _, directory, finding = self._todo.get()
             if finding is None:
                 return
-            self.busy_with = directory
+            began = time.thread_time()
             try:
-                outcome = self._driver.reduce_finding(self._root / directory, finding, stop=self._stop.is_set,
-                                                       charge=self.runner.charge)
-            except ReductionStopped:
-                return
-            except Exception as exc:  # a reduction must never take the campaign down with it
-                outcome = ReductionReport(directory, error=f"{type(exc).__name__}: {exc}")
+                self._reduce(directory, finding)
             finally:
-                self.busy_with = ""
-            if outcome.error:
-                self.failed += 1
-            else:
-                self.reduced += 1
-            self._done.put((directory, outcome))
+                with self._lock:
+                    self._thread_cpu += time.thread_time() - began
+
+    def _reduce(self, directory: str, finding: Finding) -> None:
+        self.busy_with = directory
+        try:
+            outcome = self._driver.reduce_finding(self._root / directory, finding, stop=self._stop.is_set,
+                                                   charge=self.runner.charge)
+        except ReductionStopped:
+            return  # the stop is set: the thread ends
+        except Exception as exc:  # a reduction must never take the campaign down with it
+            outcome = ReductionReport(directory, error=f"{type(exc).__name__}: {exc}")
+        finally:
+            self.busy_with = ""
+        if outcome.error:
+            self.failed += 1
+        else:
+            self.reduced += 1
+        self._done.put((directory, outcome))

@@ -70,6 +70,12 @@ def test_fills_the_campaign_and_resumes_where_it_stopped(small_corpus: Path, tmp
     [newer] = [line for line in first.stderr.splitlines() if line.startswith("note: torch 2.99.0 is out")]
     assert "MUTATE_TORCH=2.99.0 ./mutate fuzz" in newer
     assert counters(out)["execs"] == 24
+    # where the CPU went, by stage, as the workers and the loop measured it (bench/profile.py reads it)
+    cpu = json.loads((out / "stats.json").read_text())["cpu"]
+    for line in ("check: eager run", "check: compiled run: Dynamo compiling (with coverage tracing)",
+                 "check: isolation (fork, sandbox, report)", "workers: warm-up (import torch, warm Dynamo)",
+                 "driver: process replies (merge, file, keep, learn)"):
+        assert cpu.get(line, 0) > 0, (line, cpu)
     config = json.loads((out / "campaign.json").read_text())
     assert config["corpus"] == [str(small_corpus)] and config["backend"] == "eager" and config["max_stack"] == 2
     # no --seed: one from the clock, said and kept

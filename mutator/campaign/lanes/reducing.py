@@ -32,6 +32,7 @@ class ReductionLane(Lane):
 
     def poll(self, loop: Loop) -> tuple[()]:
         store, stats = loop.filing.store, loop.stats
+        loop.cpu.add_all(self.reductions.take_cpu().seconds.items())
         for directory, outcome in self.reductions.completed():
             finding = store.at(loop.campaign.root / directory)
             if outcome.error or outcome.reduction is None:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from mutator.campaign.corpus import Corpus, CoverageMap
 from mutator.campaign.directory import Campaign, CampaignConfig
+from mutator.core.cpu import Ledger
 from mutator.campaign.filing import Filing
 from mutator.campaign.fuzzer import Fuzzer
 from mutator.campaign.lanes.llm import LLMAnswers
@@ -54,6 +55,9 @@ class Reductions:
     def completed(self):  # type: ignore[no-untyped-def]
         return []
 
+    def take_cpu(self) -> Ledger:
+        return Ledger({"background reduction: runs": 1.5})
+
     def close(self) -> None:
         self.closed = True
 
@@ -77,6 +81,7 @@ def test_the_reduction_lane_takes_what_earlier_sessions_left_then_each_new_findi
     assert reductions.submitted == ["Earlier", "Later", "Fresh"]
     lane.stop(loop)
     assert reductions.closed and lane.snapshot() == {"reducing": 0}
+    assert loop.cpu.seconds["background reduction: runs"] == 1.5  # what the reductions cost, in the ledger
     campaign.close()
 
 

@@ -205,6 +205,11 @@ class _Reduced:
         done, self.done = self.done, []
         return done
 
+    def take_cpu(self):  # type: ignore[no-untyped-def]
+        from mutator.core.cpu import Ledger
+
+        return Ledger()
+
 
 def test_a_finding_that_reduces_to_a_known_program_is_marked_known(tmp_path: Path):
     write_finding(tmp_path / "first", CRASH, reduced=REDUCED)  # another signature, the same program

@@ -16,8 +16,8 @@ from mutator.core.observation import CompileStats, Mode, Outcome, RunConfig
 from mutator.core.program import Program
 from mutator.core.values import MapValue, SeqValue
 from mutator.core.verdict import Verdict
-from mutator.judge.check import Checker, CheckReply, CheckTask, derived_paths, first_pass
-from mutator.judge.oracle import Oracle
+from mutator.judge.check import Checker, CheckReply, CheckResult, CheckTask, derived_paths, first_pass
+from mutator.judge.oracle import Judgement, Oracle
 from mutator.mutation.mutator import MutantBuilder, Mutator
 from mutator.mutation.registry import all_operators
 
@@ -489,3 +489,24 @@ def test_a_bug_verdict_the_caller_only_counts_is_not_confirmed():
                                    perturbed=[copying(Mode.EAGER, PERTURBED_ROW, result=1)])
     reply = Checker(runner, count_only=lambda result: False).submit(CheckTask(PROGRAM)).result()
     assert reply.confirmed and len(runner.asked) > 2
+
+
+def test_a_checks_cpu_is_told_by_stage_with_compilation_apart_and_confirmation_as_one():
+    from mutator.core import cpu
+    from mutator.core.observation import CompileStats
+
+    eager = replace(run(), cpu=((cpu.SETUP, 0.01), (cpu.PROGRAM, 0.1), (cpu.ISOLATION, 0.02)))
+    compiled = compiled_run(compile_stats=CompileStats(compile_seconds=0.3))
+    compiled = replace(compiled, cpu=((cpu.PROGRAM, 0.5), (cpu.COVERAGE, 0.05)))
+    again = replace(run(), cpu=((cpu.PROGRAM, 0.2), (cpu.SETUP, 0.01)))
+    result = CheckResult(PROGRAM, Judgement(Verdict.PASS, ""), (eager, compiled, again))
+    reply = CheckReply(result, cpu=((cpu.BUILD, 0.04), (cpu.JUDGE, 0.03), (cpu.IPC, 0.001)))
+    lines: dict[str, float] = {}
+    for line, seconds in reply.cpu_lines():
+        lines[line] = lines.get(line, 0.0) + seconds
+    assert lines == pytest.approx({cpu.LINES[cpu.BUILD]: 0.04, cpu.LINES[cpu.JUDGE]: 0.03, cpu.LINES[cpu.IPC]: 0.001,
+                                   cpu.EAGER_RUN: 0.1, cpu.LINES[cpu.SETUP]: 0.03, cpu.COMPILE: 0.3,
+                                   cpu.COMPILED_RUN: 0.2, cpu.LINES[cpu.COVERAGE]: 0.05, cpu.CONFIRMATION: 0.21})
+    ledger = cpu.Ledger()
+    ledger.add_all(reply.cpu_lines())
+    assert ledger.total == pytest.approx(sum(lines.values()))
