@@ -256,6 +256,8 @@ def main() -> None:
     parser.add_argument("--first-config", default="today", help="the first campaign's configuration (a name or "
                                                                 "NAME=FLAGS)")
     parser.add_argument("--first-python", default=None, help="the first campaign's workers' interpreter (its torch)")
+    parser.add_argument("--first-jobs", type=int, default=None, help="the first campaign's workers (default: --jobs; "
+                                                                      "its CPU budget is the trials')")
     args = parser.parse_args()
     configs: dict[str, list[str]] = {}
     for spec in args.config or ["guided", "unguided"]:
@@ -272,9 +274,10 @@ def main() -> None:
     corpus = args.corpus or ["seeds"]
     if args.returning:
         name, _, flags = args.first_config.partition("=")
+        first_jobs = args.first_jobs or args.jobs
         first = first_campaign(out, flags=shlex.split(flags) if flags else CONFIGS[name], corpus=corpus,
-                               seconds=args.cpu_minutes * 60 / args.jobs, python=python,
-                               worker_python=args.first_python or args.python, jobs=args.jobs,
+                               seconds=args.cpu_minutes * 60 / first_jobs, python=python,
+                               worker_python=args.first_python or args.python, jobs=first_jobs,
                                reduce_jobs=args.reduce_jobs, time_limit=args.reduce_time_limit)
         args.known.append(first)
         configs = {name: [*flags, "--known", str(first)] for name, flags in configs.items()}
