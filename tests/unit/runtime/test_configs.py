@@ -13,6 +13,8 @@ from mutator.runtime.configs import ConfigWatch
 
 
 def test_a_config_module_that_cannot_be_read_is_named(monkeypatch):
+    import torch._dynamo.config  # noqa: F401  (imported for real first: importing torch reads Inductor's config)
+
     monkeypatch.setitem(sys.modules, "torch._inductor.config", types.ModuleType("torch._inductor.config"))
     assert configs.unavailable() == ("torch._inductor.config._get_dict",)
 
@@ -42,3 +44,20 @@ def test_config_watch_reports_what_changed_since_the_run_began_as_literals(monke
     assert watch.changes() == (("torch._dynamo.config.flag", "True"), ("torch._dynamo.config.limit", "2"),
                                ("torch._inductor.config.threads", "4"))
     assert all(ast.literal_eval(value) is not None for _, value in watch.changes())
+
+
+def test_a_configuration_is_applied_here_and_this_torch_has_every_named_one(monkeypatch: pytest.MonkeyPatch):
+    import torch._dynamo.config as dynamo_config
+
+    from mutator.core.configurations import CONFIGURATIONS, Configuration
+
+    for name in ("nested_graph_breaks", "assume_static_by_default", "automatic_dynamic_shapes"):
+        monkeypatch.setattr(dynamo_config, name, getattr(dynamo_config, name))  # restored after the test
+    configs.apply(CONFIGURATIONS["nested-graph-breaks"])
+    configs.apply(CONFIGURATIONS["dynamic"])
+    assert dynamo_config.nested_graph_breaks is True
+    assert dynamo_config.assume_static_by_default is False and dynamo_config.automatic_dynamic_shapes is False
+    assert configs.available() == tuple(CONFIGURATIONS)
+    made_up = Configuration("made-up", (("torch._dynamo.config.no_such_setting", "True"),
+                                        ("torch._dynamo.config.nested_graph_breaks", "True")))
+    assert configs.missing(made_up) == ("torch._dynamo.config.no_such_setting",)
