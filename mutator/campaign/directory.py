@@ -33,6 +33,7 @@ from typing import IO, TYPE_CHECKING, Any
 from mutator.core import storage
 from mutator.campaign.corpus import CorpusEntry, CoverageMap
 from mutator.core.configurations import DEFAULT
+from mutator.findings.finding import SWEEP_PREFIX
 from mutator.core.features import CAMPAIGN_COVERAGE
 from mutator.core.program import Program, ProgramError, ProgramForm
 
@@ -161,7 +162,8 @@ class Campaign:
         if seed_path is not None:
             origin = _NAME_UNSAFE.sub("_", seed_path.replace(os.sep, "__"))
             return f"id:{entry.id:06d},orig:{origin.removesuffix('.py')}"
-        ops = "+".join(dict.fromkeys(step.split("@", 1)[0] for step in entry.provenance.split("+")))
+        ops = "sweep" if entry.provenance.startswith(SWEEP_PREFIX) else \
+            "+".join(dict.fromkeys(step.split("@", 1)[0] for step in entry.provenance.split("+")))
         if len(ops) > 80:
             ops = ops[:77] + "..."
         under = f",config:{entry.configuration}" if entry.configuration != DEFAULT else ""

@@ -242,3 +242,10 @@ def test_an_unconfirmed_hit_whose_signature_is_not_known_is_checked_again_not_fi
     [finding] = fuzzer.store.findings.values()
     assert finding.hits >= 1 and fuzzer.stats.known == 0
     fuzzer.campaign.close()
+
+
+def test_a_queue_entry_kept_from_a_sweep_is_named_for_it(tmp_path: Path):
+    campaign = Campaign.create(tmp_path / "c", CampaignConfig(corpus=("seeds",)))
+    entry = CorpusEntry(7, SEEDS[0], frozenset({1}), 0.5, 1, 3, "sweep:dynamic:000003", configuration="dynamic")
+    assert campaign.entry_name(entry) == "id:000007,src:000003,op:sweep,config:dynamic"
+    campaign.close()
