@@ -30,6 +30,9 @@ BACKEND_FAILED = "BackendCompilerFailed"
 UNSUPPORTED = "Unsupported"
 OBSERVED_ASSERTION = "ObservedAssertionErrorError"  # torch._dynamo.exc's name for an AssertionError met while tracing
 CONSTRAINT_VIOLATED = "ConstraintViolationError"  # a mark_dynamic dimension the code specialises
+# Dynamo raises it only when the program set torch._dynamo.config.error_on_recompile: its own
+# check that nothing recompiles
+RECOMPILED = "RecompileError"
 EXPLICIT_BREAK = "Call to `torch._dynamo.graph_break()`"  # the gb_type of a break the program asks for
 CHECK, COMPILER_CHECK = "check", "compiler"  # ExceptionInfo.check (runtime.checks)
 _FAILED_TESTS = ("fail", "error")
@@ -284,6 +287,10 @@ def classify_exception(exc: ExceptionInfo, mode: BreakMode, context: str) -> Jud
     """An exception that only the compiled run raised: which kind of finding it is."""
     if exc.involves(BACKEND_FAILED):
         return Judgement(Verdict.BACKEND_FAILURE, f"{context} {exc.one_line()}", exception=exc)
+    if exc.involves(RECOMPILED):
+        return Judgement(Verdict.INVALID, f"{context} {exc.one_line()}: the program asked Dynamo to fail on a "
+                                          "recompilation (error_on_recompile), a check of compiler behaviour, and it "
+                                          "recompiled", exception=exc)
     if exc.involves(CONSTRAINT_VIOLATED):
         # The program asked for a dynamic dimension (mark_dynamic) that its code specialises:
         # Dynamo refuses, as documented (maybe_mark_dynamic would not).

@@ -87,6 +87,12 @@ def test_a_dimension_marked_dynamic_that_the_code_specialises_is_documented():
     assert judgement.verdict is Verdict.SPECIALIZATION and judgement.key == "constraint violated"
 
 
+def test_a_recompilation_the_program_asked_dynamo_to_refuse_is_its_own_check_of_compiler_behaviour():
+    refused = exc("torch._dynamo.exc.RecompileError", "Recompiling function fn in prog.py:3")
+    judgement = oracle.judge(run(calls=[call(result=1)]), compiled_run(calls=[call(exception=refused)]))
+    assert judgement.verdict is Verdict.INVALID and "error_on_recompile" in judgement.reason
+
+
 def test_backend_compiler_failed_is_a_backend_failure():
     failed = exc("torch._dynamo.exc.BackendCompilerFailed", chain=("RuntimeError",))
     judgement = oracle.judge(run(calls=[call(result=1)]), compiled_run(calls=[call(exception=failed)]))
