@@ -66,6 +66,7 @@ CONFIGS = {  # name -> the extra flags of `mutate fuzz`
     "axis": [],  # the default now: every configuration, known programs judged again, known bugs avoided
     "axis-no-rejudge": ["--no-rejudge-known"],
     "axis-no-avoid": ["--no-avoid-known"],
+    "axis-no-sweep": ["--sweep-share", "0"],  # mutants take every configuration; no entry is checked again as it is
 }
 __doc__ += "".join(f"    {name:12} mutate fuzz {' '.join(flags) or '(as shipped)'}\n" for name, flags in CONFIGS.items())
 

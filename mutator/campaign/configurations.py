@@ -46,11 +46,15 @@ class ConfigurationSchedule:
     """The campaign's configurations (`names`, the first the one seeds are checked under) and
     how checks are spread over them."""
 
-    def __init__(self, names: tuple[str, ...] = (DEFAULT,), *, feedback: bool = True) -> None:
+    def __init__(self, names: tuple[str, ...] = (DEFAULT,), *, feedback: bool = True,
+                 sweep_share: float = SWEEP_SHARE) -> None:
         if not names:
             raise ValueError("a campaign checks under one configuration at least")
+        if not 0.0 <= sweep_share <= 1.0:
+            raise ValueError(f"the sweep's share of the checks is between 0 and 1, not {sweep_share}")
         self.names = tuple(names)
         self.feedback = feedback  # off: drawn uniformly (the unguided baseline)
+        self.sweep_share = sweep_share  # of the checks, while entries wait to be swept (0: no sweep)
         self.stats = {name: ConfigurationStats() for name in self.names}
         self.recent = {name: 1.0 for name in self.names}
         self._pending: deque[tuple[int, str]] = deque()  # (entry id, configuration) to sweep
@@ -77,10 +81,10 @@ class ConfigurationSchedule:
 
     def sweep_due(self) -> bool:
         """Whether the next check should be a sweep: some wait, and sweeps are under their share."""
-        if not self._pending:
+        if not self._pending or self.sweep_share <= 0.0:
             return False
         total = self._sweeps + self._others
-        return total == 0 or self._sweeps < SWEEP_SHARE * (total + 1)
+        return total == 0 or self._sweeps < self.sweep_share * (total + 1)
 
     def next_sweep(self, alive: set[int]) -> tuple[int, str] | None:
         """The next (entry id, configuration) to sweep, of entries still in the queue: the

@@ -24,7 +24,7 @@ from mutator.judge.check import Checker
 from mutator.commands.common import (EXIT_USAGE, Duration, absolute_interpreters, configurations_option,
                                      offered_configurations, open_executor, python_option, ray_option, run_config,
                                      run_options)
-from mutator.campaign.configurations import ConfigurationSchedule
+from mutator.campaign.configurations import SWEEP_SHARE, ConfigurationSchedule
 from mutator.core.configurations import CAMPAIGN_CONFIGURATIONS
 from mutator.core.build import Build
 from mutator.core.features import CAMPAIGN_COVERAGE, DYNAMO_SIGNALS
@@ -58,7 +58,7 @@ from mutator.campaign.ui import LiveScreen, StatusLines, finding_lines, origin_l
 
 WARM_UP = "workers: warm-up (import torch, warm Dynamo)"
 CAMPAIGN_OPTIONS = ("corpus_dirs", "backend", "schedule", "seed", "timeout", "memory_mb", "coverage_include",
-                    "no_splice", "no_feedback", "max_stack", "no_avoid_known")
+                    "no_splice", "no_feedback", "max_stack", "no_avoid_known", "sweep_share")
 
 
 @click.command()
@@ -117,6 +117,9 @@ CAMPAIGN_OPTIONS = ("corpus_dirs", "backend", "schedule", "seed", "timeout", "me
               help="Keep no mutant for its features and learn nothing from them: the unguided baseline that "
                    "bench/yield.py measures guidance against (with --schedule uniform).")
 @configurations_option(CAMPAIGN_CONFIGURATIONS)
+@click.option("--sweep-share", type=click.FloatRange(min=0.0, max=1.0), default=SWEEP_SHARE, show_default=True,
+              help="At most this share of the checks sweeps queue entries, as they are, under the configurations they "
+                   "were not checked under (0: none; mutants still take every configuration).")
 @click.option("--no-rejudge-known", is_flag=True,
               help="Know the bugs of --known only by what they were filed under, without judging their programs on "
                    "this torch first (where a crash site moved between releases, the bug then looks new).")
@@ -135,7 +138,7 @@ def fuzz(ctx: click.Context, corpus_dirs: tuple[str, ...], out: Path, duration: 
          reduce_share: float, no_repair: bool, no_llm: bool, llm_model: str | None, llm_budget_calls: int | None,
          llm_budget_tokens: int | None, sync_dir: Path | None, instance: str | None, sync_every: float,
          known_paths: tuple[Path, ...], confirm_on: tuple[str, ...], no_splice: bool, no_feedback: bool,
-         max_stack: int, configurations: tuple[str, ...], no_rejudge_known: bool, confirm_known: bool,
+         max_stack: int, configurations: tuple[str, ...], sweep_share: float, no_rejudge_known: bool, confirm_known: bool,
          no_avoid_known: bool,
          ray_address: str | None,
          python: str | None, backend: str, timeout: float, memory_mb: int, jobs: int | None, no_sandbox: bool) -> None:
@@ -163,7 +166,7 @@ def fuzz(ctx: click.Context, corpus_dirs: tuple[str, ...], out: Path, duration: 
                 corpus=tuple(corpus_dirs), backend=backend, schedule=schedule, seed=seed, timeout=timeout,
                 memory_mb=memory_mb, coverage=tuple(coverage_include), splice=not no_splice,
                 feedback=not no_feedback, max_stack=max_stack, configurations=configurations,
-                avoid_known=not no_avoid_known))
+                avoid_known=not no_avoid_known, sweep_share=sweep_share))
         llm_config = _llm_config(campaign, no_llm=no_llm, model=llm_model, budget_calls=llm_budget_calls,
                                  budget_tokens=llm_budget_tokens)
     except (CampaignError, StorageError) as exc:
@@ -370,7 +373,8 @@ def build_fuzzer(campaign: Campaign, executor, torch_version: str, *, checker=No
         schedule=SCHEDULES[config.schedule](avoid_known=config.avoid_known), checker=checker,
         filing=filing, campaign=campaign, lanes=lanes, rng=random.Random(config.seed),
         inflight=2 * executor.size, feedback=config.feedback, health=executor.health,
-        configurations=ConfigurationSchedule(configurations or config.configurations, feedback=config.feedback),
+        configurations=ConfigurationSchedule(configurations or config.configurations, feedback=config.feedback,
+                                             sweep_share=config.sweep_share),
     )
     fuzzer.restore(campaign.load_stats())
     fuzzer.rng = random.Random(f"{config.seed}/{fuzzer.stats.execs}")  # a resumed session does not replay
@@ -394,7 +398,7 @@ def _refuse_changed_options(ctx: click.Context, out: Path) -> None:
         stored = json.loads((out / "campaign.json").read_text())
         key = {"corpus_dirs": "corpus", "coverage_include": "coverage"}
         # the --no-* flags are stored the other way round ("splice": true), absent in older campaigns: on
-        stored.update({f"no_{name}": not stored.get(name, True) for name in ("splice", "feedback")})
+        stored.update({f"no_{name}": not stored.get(name, True) for name in ("splice", "feedback", "avoid_known")})
         changed = [n for n in explicit if _as_stored(n, ctx.params[n]) != _as_stored(n, stored.get(key.get(n, n)))]
         if changed:
             names = ", ".join("--" + n.replace("_dirs", "").replace("_", "-") for n in changed)

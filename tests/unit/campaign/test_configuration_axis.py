@@ -249,3 +249,11 @@ def test_a_queue_entry_kept_from_a_sweep_is_named_for_it(tmp_path: Path):
     entry = CorpusEntry(7, SEEDS[0], frozenset({1}), 0.5, 1, 3, "sweep:dynamic:000003", configuration="dynamic")
     assert campaign.entry_name(entry) == "id:000007,src:000003,op:sweep,config:dynamic"
     campaign.close()
+
+
+def test_no_sweep_when_its_share_is_nought_and_a_share_outside_nought_to_one_is_refused():
+    schedule = ConfigurationSchedule(AXIS, sweep_share=0.0)
+    schedule.entered(0, "default")
+    assert not schedule.sweep_due() and schedule.waiting == 2
+    with pytest.raises(ValueError, match="between 0 and 1"):
+        ConfigurationSchedule(AXIS, sweep_share=1.5)
