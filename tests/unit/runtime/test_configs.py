@@ -46,17 +46,20 @@ def test_config_watch_reports_what_changed_since_the_run_began_as_literals(monke
     assert all(ast.literal_eval(value) is not None for _, value in watch.changes())
 
 
-def test_a_configuration_is_applied_here_and_this_torch_has_every_named_one(monkeypatch: pytest.MonkeyPatch):
+def test_a_configuration_is_applied_here_and_this_torch_has_every_named_one():
     import torch._dynamo.config as dynamo_config
 
     from mutator.core.configurations import CONFIGURATIONS, Configuration
 
-    for name in ("nested_graph_breaks", "assume_static_by_default", "automatic_dynamic_shapes"):
-        monkeypatch.setattr(dynamo_config, name, getattr(dynamo_config, name))  # restored after the test
-    configs.apply(CONFIGURATIONS["nested-graph-breaks"])
-    configs.apply(CONFIGURATIONS["dynamic"])
-    assert dynamo_config.nested_graph_breaks is True
-    assert dynamo_config.assume_static_by_default is False and dynamo_config.automatic_dynamic_shapes is False
+    # Restored by torch's own patch, not monkeypatch: pytest's undo deletes an entry it did not find
+    # in the module's __dict__, and a deleted torch config entry is hidden for every later test.
+    names = ("nested_graph_breaks", "assume_static_by_default", "automatic_dynamic_shapes")
+    with dynamo_config.patch({name: getattr(dynamo_config, name) for name in names}):
+        configs.apply(CONFIGURATIONS["nested-graph-breaks"])
+        configs.apply(CONFIGURATIONS["dynamic"])
+        assert dynamo_config.nested_graph_breaks is True
+        assert dynamo_config.assume_static_by_default is False and dynamo_config.automatic_dynamic_shapes is False
+    assert all(hasattr(dynamo_config, name) for name in names)
     assert configs.available() == tuple(CONFIGURATIONS)
     made_up = Configuration("made-up", (("torch._dynamo.config.no_such_setting", "True"),
                                         ("torch._dynamo.config.nested_graph_breaks", "True")))
