@@ -221,8 +221,9 @@ def plot(trials: list[Trial], path: Path, cpu_minutes: float, *, jobs: int = 1, 
             ys += [n - 1, n]
         xs.append(cpu_minutes)
         ys.append(len(times))
+        first_of_config = trial.config not in colours
         colour = colours.setdefault(trial.config, f"C{len(colours)}")
-        axes.plot(xs, ys, color=colour, alpha=0.8, label=trial.config if trial.seed == 1 else None)
+        axes.plot(xs, ys, color=colour, alpha=0.8, label=trial.config if first_of_config else None)
     axes.set_xlabel("CPU-minutes (wall-clock minutes x workers)")
     axes.set_ylabel("new distinct reduced root causes" if new_only else "distinct reduced root causes")
     axes.set_title("Discovery curve, one line per trial")
@@ -240,6 +241,9 @@ def main() -> None:
                         help="the configuration NAME fuzzes with the mutator of another checkout (a git worktree of "
                              "an earlier commit: code compared side by side); reductions and counts use this one's")
     parser.add_argument("--trials", type=int, default=3)
+    parser.add_argument("--first-seed", type=int, default=1,
+                        help="the seed of the first trial (--first-seed 2 --trials 2: rounds 2 and 3 of an --out "
+                             "whose round 1 ran before; --count-only --trials 3 counts all three)")
     parser.add_argument("--cpu-minutes", type=float, default=15.0, help="CPU budget of each trial")
     parser.add_argument("--corpus", action="append", default=None, help="seeds (repeatable; default: seeds/)")
     parser.add_argument("--known", action="append", default=[], type=Path,
@@ -250,7 +254,7 @@ def main() -> None:
     parser.add_argument("--reduce-jobs", type=int, default=os.cpu_count() or 2)
     parser.add_argument("--reduce-time-limit", type=float, default=90.0, help="seconds per finding's reduction")
     parser.add_argument("--python", default=None, help="the workers' interpreter (the torch under test)")
-    parser.add_argument("--count-only", action="store_true", help="count the trials already in --out")
+    parser.add_argument("--count-only", action="store_true", help="count the trials already in --out (reducing any not reduced yet)")
     parser.add_argument("--returning", action="store_true",
                         help="first an ordinary campaign of the same corpus and budget, then every trial with it as "
                              "--known: count the new root causes")
@@ -270,7 +274,8 @@ def main() -> None:
             sys.exit(f"--config-root {name}={root}: needs a configuration of that name and a checkout with cli.py")
     out = args.out or Path(f"/tmp/mutator-yield-{int(time.time())}")
     out.mkdir(parents=True, exist_ok=True)
-    trials = [Trial(name, seed, out / f"{name}-{seed}") for seed in range(1, args.trials + 1) for name in configs]
+    trials = [Trial(name, seed, out / f"{name}-{seed}")
+              for seed in range(args.first_seed, args.first_seed + args.trials) for name in configs]
     python = sys.executable
     corpus = args.corpus or ["seeds"]
     if args.returning:
@@ -291,9 +296,9 @@ def main() -> None:
                                                  seconds=args.cpu_minutes * 60 / args.jobs, python=python,
                                                  worker_python=args.python, jobs=args.jobs,
                                                  root=roots.get(t.config, ROOT)), trials))
-        for trial in trials:
-            reduce_trial(trial, python=python, worker_python=args.python, jobs=args.reduce_jobs,
-                         time_limit=args.reduce_time_limit)
+    for trial in trials:  # counted after reduction: a trial run earlier and never reduced is reduced now
+        reduce_trial(trial, python=python, worker_python=args.python, jobs=args.reduce_jobs,
+                     time_limit=args.reduce_time_limit)
     known = KnownBugs.load(args.known) if args.known else None
     for trial in trials:
         count_trial(trial, known)
