@@ -96,6 +96,7 @@ def test_a_bad_configuration_name_is_one_line_naming_the_known_ones(tmp_path: Pa
     assert not (tmp_path / "c").exists()  # refused before anything is written
 
 
+@pytest.mark.soak  # a patched interpreter's workers and a campaign: 25 s
 def test_a_configuration_the_torch_lacks_is_an_error_by_name_and_left_out_otherwise(torches, tmp_path: Path):
     python = str(torches["without"])
     proc = mutate("run", "--python", python, "--config", "nested-graph-breaks", str(PASSING), "-j", "1")
@@ -110,6 +111,7 @@ def test_a_configuration_the_torch_lacks_is_an_error_by_name_and_left_out_otherw
     assert "nested-graph-breaks" not in configurations and "dynamic" in configurations
 
 
+@pytest.mark.soak  # a campaign, a reduction, its repro run twice: 45 s
 def test_a_campaign_files_a_bug_of_one_configuration_with_it_and_its_reproducer_sets_it(tmp_path: Path):
     corpus = tmp_path / "corpus"
     corpus.mkdir()
@@ -140,6 +142,7 @@ def test_a_campaign_files_a_bug_of_one_configuration_with_it_and_its_reproducer_
     assert "smallest.py fails under `nested-graph-breaks`" in report
 
 
+@pytest.mark.soak  # two campaigns on two interpreters: 40 s
 def test_a_known_bug_whose_crash_site_moved_is_known_on_the_torch_it_moved_on(torches, tmp_path: Path):
     corpus = tmp_path / "corpus"
     corpus.mkdir()

@@ -54,6 +54,7 @@ def queue_ids(out: Path) -> set[str]:
     return {p.stem for p in (out / "queue").glob("*.json")}
 
 
+@pytest.mark.soak  # two campaigns, the second resuming the first: 50 s
 def test_fills_the_campaign_and_resumes_where_it_stopped(small_corpus: Path, tmp_path: Path):
     out = tmp_path / "campaign"
     # reduction has tests of its own (tests/integration/test_reduce.py); here it would only

@@ -28,6 +28,7 @@ def signatures(campaign: Path) -> dict[str, dict]:
     return {p.parent.name: json.loads(p.read_text())["signature"] for p in campaign.glob("*/*/finding.json")}
 
 
+@pytest.mark.soak  # two campaigns: 35 s
 def test_a_second_campaign_files_nothing_the_first_had(tmp_path: Path):
     corpus = tmp_path / "seeds"
     for rel in SEEDS:

@@ -129,6 +129,7 @@ def cli_fuzz(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str
                           capture_output=True, text=True, timeout=900, cwd=ROOT, env={**clean, **env})
 
 
+@pytest.mark.soak  # two campaigns: 24 s
 def test_mutate_fuzz_with_and_without_an_endpoint(tmp_path: Path):
     seeds = tmp_path / "seeds"
     seeds.mkdir()

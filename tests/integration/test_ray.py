@@ -65,6 +65,7 @@ def seeds(tmp_path: Path) -> Path:
     return directory
 
 
+@pytest.mark.soak  # a campaign through a local Ray instance: 45 s
 def test_a_campaign_and_mutate_run_through_ray_actors(tmp_path: Path):
     """`mutate fuzz --ray` and `mutate run --ray` start a local Ray instance of their own; a
     seed that kills the actor running it is set aside with its program in lost/, and the

@@ -65,6 +65,7 @@ def finding_dir(tmp_path: Path, checker) -> Path:
     return tmp_path / "campaign" / finding.directory
 
 
+@pytest.mark.soak  # a campaign, then its finding reduced: 95 s
 def test_mutate_reduce_on_a_finding_keeps_its_signature_and_writes_a_failing_repro(finding_dir: Path):
     proc = cli("reduce", "--json", "--no-ablation", "-j", "2", str(finding_dir))
     assert proc.returncode == 0, proc.stderr[-3000:]

@@ -125,6 +125,7 @@ def inputs():
 '''
 
 
+@pytest.mark.soak  # waits out a hang's limit: 35 s
 def test_a_hang_exits_1_when_the_compiled_side_outlives_its_limit_and_0_when_it_ends():
     result = verify(hang_repro(program(HANGING), factor=2, margin=3))
     assert result.reproduces, result.output
@@ -168,6 +169,7 @@ def first_verified(repros: list[str]) -> int | None:
     return next((i for i, repro in enumerate(repros) if verify(repro).reproduces), None)
 
 
+@pytest.mark.soak  # fresh interpreters per side: 50 s
 def test_state_that_carries_over_is_left_behind_by_running_each_side_in_a_fresh_process():
     repros = make_repros(program(STATEFUL), Verdict.MISMATCH, result=TENSOR)
     assert first_verified(repros) == 2  # the one-process forms fail their controls too

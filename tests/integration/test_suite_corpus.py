@@ -34,6 +34,7 @@ def harvested(stderr: str) -> tuple[int, int]:
     return int(match.group(1)), int(match.group(2))
 
 
+@pytest.mark.soak  # a campaign harvesting a folder, twice: 40 s
 def test_a_test_folder_is_harvested_into_the_queue_and_cached_per_file(tmp_path: Path):
     suite = tmp_path / "suite"
     shutil.copytree(SUITE, suite)

@@ -69,6 +69,7 @@ def seed_finding(campaign: Path) -> dict:
     return record
 
 
+@pytest.mark.soak  # two campaigns synced: 27 s
 def test_two_synced_instances_share_entries_and_findings(tmp_path: Path):
     seeds = tmp_path / "seeds"
     seeds.mkdir()

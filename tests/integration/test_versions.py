@@ -162,6 +162,7 @@ def test_mutate_run_judges_on_the_other_interpreter_s_torch(torches, tmp_path: P
     assert row["torch"]["executable"] == str(torches["fixed"]) and row["driver"]["executable"] == sys.executable
 
 
+@pytest.mark.soak  # a campaign's finding judged on two torches: 27 s
 def test_a_bug_the_newer_torch_fixed_is_fixed_since_it(torches, checker, tmp_path: Path):
     campaign = tmp_path / "campaign"
     directory = file_finding(campaign, SPEC, "spec.py", checker)  # found on this venv's torch
@@ -190,6 +191,7 @@ def test_a_bug_the_newer_torch_fixed_is_fixed_since_it(torches, checker, tmp_pat
     assert "The date of torch 2.99.0 is not known" in text and "bisect-nightlies" not in text
 
 
+@pytest.mark.soak  # two torches, a reduction: 40 s
 def test_a_bug_only_the_newer_torch_has_is_a_regression_in_it(torches, tmp_path: Path):
     campaign = tmp_path / "campaign"
     with WorkerPool(workers=1, config=RunConfig(timeout=60), python=str(torches["regressed"])) as pool:
@@ -217,6 +219,7 @@ def test_mutate_reduce_verifies_the_repro_on_the_torch_under_test(torches, tmp_p
     assert "UNUSED" not in (tmp_path / "reduced.py").read_text()
 
 
+@pytest.mark.soak  # a venv of another Python: 30 s
 def test_a_bug_of_one_python_is_live_only_on_that_python(tmp_path: Path):
     python_313 = make_torch(tmp_path / "py313", ON_PYTHON_313)
     campaign = tmp_path / "campaign"
