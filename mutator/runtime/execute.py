@@ -68,6 +68,12 @@ class BoundedStdout(io.TextIOBase):
     def encoding(self) -> str:  # type: ignore[override]
         return "utf-8"
 
+    # Never a frame Dynamo converts. A real sys.stdout's write is C: a print that runs while
+    # Dynamo's frame callback is on (at a graph break, in a resume function) calls it unseen.
+    # Ours is Python, so Dynamo would convert this frame, and CompilerPrints' frame walk with it,
+    # as the program's code: a crash there (RecursionError in lazy.py:realize_all, on 2.15 under
+    # nested graph breaks) was filed as the program's bug, and plain python passes.
+    @torch.compiler.disable
     def write(self, text: str) -> int:
         if not isinstance(text, str):
             raise TypeError(f"write() argument must be str, not {type(text).__name__}")
