@@ -254,7 +254,8 @@ def main() -> None:
     parser.add_argument("--reduce-jobs", type=int, default=os.cpu_count() or 2)
     parser.add_argument("--reduce-time-limit", type=float, default=90.0, help="seconds per finding's reduction")
     parser.add_argument("--python", default=None, help="the workers' interpreter (the torch under test)")
-    parser.add_argument("--count-only", action="store_true", help="count the trials already in --out (reducing any not reduced yet)")
+    parser.add_argument("--count-only", action="store_true",
+                        help="count the trials already in --out (reducing any not reduced yet)")
     parser.add_argument("--returning", action="store_true",
                         help="first an ordinary campaign of the same corpus and budget, then every trial with it as "
                              "--known: count the new root causes")
