@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from mutator.core import storage
+from mutator.campaign.configurations import SWEEP_SHARE
 from mutator.campaign.corpus import CorpusEntry, CoverageMap
 from mutator.core.configurations import DEFAULT
 from mutator.findings.finding import SWEEP_PREFIX
@@ -67,7 +68,7 @@ class CampaignConfig:
     # the Dynamo configurations checks take (`mutator.core.configurations`; the first: the dry run's)
     configurations: tuple[str, ...] = (DEFAULT,)
     avoid_known: bool = True  # queue entries whose mutants keep hitting known bugs get less energy
-    sweep_share: float = 0.5  # of the checks, while queue entries wait to be swept under other configurations
+    sweep_share: float = SWEEP_SHARE  # of the checks, while queue entries wait to be swept under other configurations
     llm: dict[str, Any] | None = None  # the LLM's public settings (model, endpoint, budgets; never the key)
     sandbox: str = ""  # the confinement of the latest session's runs ("landlock ABI 7", "audit hooks", "off")
     # the torch under test (`mutator.core.build.Build` as JSON) and the interpreter --python named, if one:
