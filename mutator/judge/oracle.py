@@ -33,7 +33,15 @@ CONSTRAINT_VIOLATED = "ConstraintViolationError"  # a mark_dynamic dimension the
 # Dynamo raises it only when the program set torch._dynamo.config.error_on_recompile: its own
 # check that nothing recompiles
 RECOMPILED = "RecompileError"
+# Dynamo declines a program it cannot run under the configuration of the check (export under
+# forced graph breaks: "Cannot force graph break on export"), as torch's tests skip it
+SKIPPED = "SkipTest"
+# torch._dynamo.comptime's assert_static and friends: the program's own compile-time claim
+# about the compiler (a value stays static), a check of compiler behaviour like frame_count
+COMPTIME = "torch/_dynamo/comptime.py"
 EXPLICIT_BREAK = "Call to `torch._dynamo.graph_break()`"  # the gb_type of a break the program asks for
+# the gb_type of the break the forced-graph-breaks configuration makes at a leaf function's return
+FORCED_BREAK = "Forced graph break on leaf function"
 CHECK, COMPILER_CHECK = "check", "compiler"  # ExceptionInfo.check (runtime.checks)
 _FAILED_TESTS = ("fail", "error")
 
@@ -143,6 +151,12 @@ class Oracle:
             return self._call_exception(e, c, context)
         compiled_stop = program_stop(compiled)
         stopped = "eager" if eager_stop is not None else "compiled" if compiled_stop is not None else None
+        if eager_stop is not None and compiled_stop is not None \
+                and len(compiled.observation.calls) < len(eager.observation.calls):
+            # both stopped at a check of the program's own, the compiled run first (a frame
+            # count that a configuration's graph breaks changed): the calls it made are compared,
+            # and its check decides
+            stopped = "compiled"
         ref = reference.observation if reference is not None and reference.outcome is Outcome.COMPLETED else None
         divergences = compare_observations(eager.observation, compiled.observation, ref, mask=mask, stopped=stopped)
         if divergences and caught_refusal is not None:
@@ -194,7 +208,7 @@ class Oracle:
 
     def _compiled_stopped(self, stop: Stop, context: _Context, eager_stopped: str = "") -> Judgement:
         """The compiled run stopped at program level where the eager run did not stop (there)."""
-        besides = f" (its eager run stopped earlier, at {eager_stopped})" if eager_stopped else ""
+        besides = f" (its eager run stopped elsewhere, at {eager_stopped})" if eager_stopped else ""
         if stop.exception is None:
             divergence = Divergence("exit", "sys.exit", "value", f"the compiled run called sys.exit({stop.exit_code})")
             return Judgement(Verdict.MISMATCH, f"the program's own check failed only when compiled: it called "
@@ -291,6 +305,12 @@ def classify_exception(exc: ExceptionInfo, mode: BreakMode, context: str) -> Jud
         return Judgement(Verdict.INVALID, f"{context} {exc.one_line()}: the program asked Dynamo to fail on a "
                                           "recompilation (error_on_recompile), a check of compiler behaviour, and it "
                                           "recompiled", exception=exc)
+    if exc.involves(SKIPPED) and exc.in_dynamo:
+        return Judgement(Verdict.INVALID, f"{context} {exc.one_line()}: Dynamo declines to run the program under "
+                                          "this configuration, as torch's own tests are skipped", exception=exc)
+    if exc.is_a("AssertionError") and exc.dynamo_frame is not None and exc.dynamo_frame.filename.endswith(COMPTIME):
+        return Judgement(Verdict.INVALID, f"{context} {exc.one_line()}: the program's compile-time check of "
+                                          "compiler behaviour (torch._dynamo.comptime) does not hold", exception=exc)
     if exc.involves(CONSTRAINT_VIOLATED):
         # The program asked for a dynamic dimension (mark_dynamic) that its code specialises:
         # Dynamo refuses, as documented (maybe_mark_dynamic would not).
@@ -302,6 +322,11 @@ def classify_exception(exc: ExceptionInfo, mode: BreakMode, context: str) -> Jud
             # The program asks for a break and for no breaks: Dynamo is right to refuse.
             return Judgement(Verdict.INVALID, f"{context} Unsupported: {mode.why} and the program calls "
                                               "torch._dynamo.graph_break() itself", exception=exc)
+        if exc.gb_type == FORCED_BREAK:
+            # The configuration breaks the graph at every leaf return and the program asks for no
+            # breaks: Dynamo is right to refuse (torch's wrapped tests skip fullgraph checks so)
+            return Judgement(Verdict.INVALID, f"{context} Unsupported: {mode.why} and the configuration forces a "
+                                              "graph break at a leaf function's return", exception=exc)
         gb = f" [{exc.gb_type}]" if exc.gb_type else ""
         return Judgement(Verdict.FULLGRAPH_BREAK, f"{context} Unsupported under {mode.why}{gb}", exception=exc)
     if exc.involves(UNSUPPORTED) and mode.allowed_again:

@@ -75,6 +75,33 @@ def test_an_explicit_graph_break_under_fullgraph_is_the_program_asking_for_both(
     assert judgement.verdict is Verdict.INVALID and "graph_break()" in judgement.reason
 
 
+def test_a_forced_graph_break_under_fullgraph_is_the_configuration_asking_for_a_break_not_a_bug():
+    unsupported = exc(UNSUPPORTED, gb_type="Forced graph break on leaf function")
+    compiled = with_fullgraph(compiled_run(calls=[call(exception=unsupported)]))
+    judgement = oracle.judge(run(calls=[call(result=1)]), compiled)
+    assert judgement.verdict is Verdict.INVALID and "forces a graph break" in judgement.reason
+
+
+def test_dynamo_declining_the_program_under_a_configuration_is_invalid_not_a_crash():
+    declined = replace(exc("unittest.case.SkipTest", "Cannot force graph break on export", dynamo=True),
+                       dynamo_frame=FrameInfo("torch/_dynamo/eval_frame.py", 2401, "export"))
+    judgement = oracle.judge(run(calls=[call(result=1)]), compiled_run(calls=[call(exception=declined)]))
+    assert judgement.verdict is Verdict.INVALID and "declines" in judgement.reason
+    unrelated = exc("unittest.case.SkipTest", "skipped by the program")  # not raised in Dynamo
+    assert oracle.judge(run(calls=[call(result=1)]),
+                        compiled_run(calls=[call(exception=unrelated)])).verdict is Verdict.CRASH
+
+
+def test_a_failing_comptime_assertion_is_the_program_s_check_of_compiler_behaviour():
+    claim = replace(exc("AssertionError", "expected static but got dynamic", bases=("AssertionError", "Exception")),
+                    dynamo_frame=FrameInfo("torch/_dynamo/comptime.py", 214, "assert_static"))
+    judgement = oracle.judge(run(calls=[call(result=1)]), compiled_run(calls=[call(exception=claim)]))
+    assert judgement.verdict is Verdict.INVALID and "comptime" in judgement.reason
+    internal = replace(claim, dynamo_frame=FrameInfo("torch/_dynamo/symbolic_convert.py", 10, "step"))
+    assert oracle.judge(run(calls=[call(result=1)]),
+                        compiled_run(calls=[call(exception=internal)])).verdict is Verdict.CRASH
+
+
 def test_unsupported_without_any_no_break_mode_is_a_crash():
     unsupported = exc(UNSUPPORTED)
     judgement = oracle.judge(run(calls=[call(result=1)]), compiled_run(calls=[call(exception=unsupported)]))
@@ -151,6 +178,17 @@ def test_a_later_value_check_failing_only_compiled_is_a_mismatch():
                              compiled_run(calls=calls, **_stopped(12, "values differ", check="check")))
     assert judgement.verdict is Verdict.MISMATCH and judgement.divergence.observation == "check"
     assert "prog.py:12" in judgement.reason and "prog.py:9" in judgement.reason
+
+
+def test_an_earlier_compiler_check_failing_compiled_is_invalid_not_the_calls_it_never_made():
+    # a frame count that a configuration's graph breaks changed stops the compiled run first
+    calls = [call(0, result=tensor([1.0])), call(1, result=tensor([2.0]))]
+    judgement = oracle.judge(run(calls=calls, **_stopped(30, "0 != 2")),
+                             compiled_run(calls=calls[:1], **_stopped(20, "1 != 0")))
+    assert judgement.verdict is Verdict.INVALID and "compiler behaviour" in judgement.reason
+    wrong = [call(0, result=tensor([5.0]))]  # what it did compute before stopping still counts
+    assert oracle.judge(run(calls=calls, **_stopped(30, "0 != 2")),
+                        compiled_run(calls=wrong, **_stopped(20, "1 != 0"))).verdict is Verdict.MISMATCH
 
 
 def test_a_later_compiler_check_failing_only_compiled_is_invalid_not_a_bug():
