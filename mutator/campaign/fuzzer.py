@@ -192,7 +192,7 @@ class Fuzzer:
             parent = self.choose()
             name = f"mutant_of_{parent.id:06d}.py"
             donor = self._donor(parent)
-            configuration = self.configurations.choose(self.rng, parent.configuration)
+            configuration = self.configurations.choose(self.rng, parent.configuration, parent.id)
             if not self.mutator.remote:
                 mutant = self.mutator.mutate(parent.program, self.rng, donor=donor)
                 self._barren = 0 if mutant is not None else self._barren + 1
@@ -432,7 +432,8 @@ class Fuzzer:
         self.campaign.save_entry(entry, name, found_at=now, recipe=job.task.recipe)
         self.corpus.add(entry)
         # swept under the others in turn; one kept from a sweep was checked as it is already
-        self.configurations.entered(entry.id, entry.configuration, swept=job.sweep)
+        self.configurations.entered(entry.id, entry.configuration, swept=job.sweep,
+                                    parent=job.parent.id if job.parent is not None else None)
         if job.parent is not None:
             job.parent.finds += 1
         if self._is_generated(job):
@@ -449,9 +450,11 @@ class Fuzzer:
         job = checked.job
         if self._is_generated(job):
             self.stats.count("generated", valid=checked.valid, kept=checked.kept, findings=checked.finding)
-        if (job.mutant is not None or job.sweep) and checked.valid:
+        if job.mutant is not None or job.sweep:
             self.configurations.record(job.configuration or self.configurations.first, kept=checked.kept,
-                                       new_bug=checked.new_bug, known=checked.known, swept=job.sweep)
+                                       new_bug=checked.new_bug, known=checked.known, swept=job.sweep,
+                                       valid=checked.valid,
+                                       entry_id=job.parent.id if job.sweep and job.parent is not None else None)
         if job.mutant is None or not self.feedback:
             return
         operators = tuple(step for step in job.mutant.steps if not step.op.startswith(REPAIR_PREFIX))

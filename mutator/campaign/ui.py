@@ -65,7 +65,8 @@ def configurations_part(s: dict[str, Any]) -> str:
     if len(configurations) < 2:
         return ""
     parts = ", ".join(f"{name} {c.get('checks', 0)}/{c.get('new_bugs', 0)}" for name, c in configurations.items())
-    waiting = f" (sweep {s['sweep_waiting']} left)" if s.get("sweep_waiting") else ""
+    waiting = f" (sweep {s['sweep_waiting']} left, {s.get('sweep_share', 0.0):.0%} of checks)" \
+        if s.get("sweep_waiting") else ""
     return f"  configs (checks/new bugs) {parts}{waiting}"
 
 
@@ -204,13 +205,14 @@ def render(s: dict[str, Any], title: str) -> Panel:
     configurations = s.get("configurations") or {}
     if len(configurations) > 1:
         table = Table(title="Dynamo configurations", title_justify="left", expand=True, show_edge=False)
-        for column in ("configuration", "checks", "swept", "kept", "new bugs", "known hits"):
+        for column in ("configuration", "checks", "swept", "invalid", "kept", "new bugs", "known hits"):
             table.add_column(column, justify="right" if column != "configuration" else "left")
         for name, c in configurations.items():
-            table.add_row(name, str(c.get("checks", 0)), str(c.get("swept", 0)), str(c.get("kept", 0)),
-                          str(c.get("new_bugs", 0)), str(c.get("known", 0)))
+            table.add_row(name, str(c.get("checks", 0)), str(c.get("swept", 0)), str(c.get("invalid", 0)),
+                          str(c.get("kept", 0)), str(c.get("new_bugs", 0)), str(c.get("known", 0)))
         if s.get("sweep_waiting"):
-            table.caption = f"{s['sweep_waiting']} queue entries wait to be checked under other configurations"
+            table.caption = (f"{s['sweep_waiting']} queue entries wait to be checked under other configurations; "
+                             f"the sweep takes {s.get('sweep_share', 0.0):.0%} of the checks")
         tables.append(table)
     extra = "\n".join(origin_lines(s))
     sync = s.get("sync")

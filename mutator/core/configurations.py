@@ -17,6 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 DEFAULT = "default"
+NESTED = "nested-graph-breaks"
+FORCED = "forced-graph-breaks"
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +72,13 @@ CONFIGURATIONS: dict[str, Configuration] = {c.name: c for c in (
         needs="only when Dynamo captures scalar outputs and data-dependent shapes (capture_scalar_outputs)",
         why="Dynamo captures .item() and data-dependent output shapes instead of breaking the graph, as "
             "export and TORCHDYNAMO_CAPTURE_SCALAR_OUTPUTS=1 users have it"),
+    Configuration(
+        "forced-graph-breaks", ((_DYNAMO + "nested_graph_breaks", "True"),
+                                (_DYNAMO + "debug_force_graph_break_on_leaf_return", "True")),
+        needs="only with forced graph breaks (a nested graph break at every return of a function that inlines no call)",
+        why="a graph break at every return of a function that inlines no call, resumed nested: how PyTorch's "
+            "strongly wrapped Dynamo tests exercise graph-break resumption (a testing setting; the break is one a "
+            "torch._dynamo.graph_break() before that return would make)"),
 )}
 
 # what `mutate fuzz --configs` takes unless told otherwise (chosen by bench/yield.py's returning runs)

@@ -257,3 +257,57 @@ def test_no_sweep_when_its_share_is_nought_and_a_share_outside_nought_to_one_is_
     assert not schedule.sweep_due() and schedule.waiting == 2
     with pytest.raises(ValueError, match="between 0 and 1"):
         ConfigurationSchedule(AXIS, sweep_share=1.5)
+
+
+def test_the_sweep_goes_to_the_configuration_whose_sweeps_filed_new_bugs():
+    schedule = ConfigurationSchedule(AXIS)
+    for entry in range(40):
+        schedule.entered(entry, "default")
+    alive = set(range(40))
+    for _ in range(10):  # each sweep under nested graph breaks files a new bug, under dynamic none
+        entry, name = schedule.next_sweep(alive)
+        schedule.record(name, kept=False, new_bug=name == "nested-graph-breaks", known=False, swept=True)
+    picked = [schedule.next_sweep(alive)[1] for _ in range(15)]
+    assert picked.count("nested-graph-breaks") == 15  # still paying: swept first
+    assert schedule.next_sweep(alive) is not None and schedule.waiting > 0
+
+
+def test_the_sweeps_share_falls_when_its_checks_file_fewer_new_bugs_than_the_mutants():
+    schedule = ConfigurationSchedule(AXIS)
+    assert schedule.share == SWEEP_SHARE  # both start equally optimistic
+    for _ in range(300):
+        schedule.record("dynamic", kept=False, new_bug=False, known=False, swept=True)
+    for n in range(300):
+        schedule.record("default", kept=False, new_bug=n % 30 == 0, known=False)
+    assert schedule.share < SWEEP_SHARE / 4
+    assert schedule.share >= SWEEP_SHARE * 0.1  # never nothing: kept entries still get swept
+    for _ in range(20):
+        schedule.record("nested-graph-breaks", kept=False, new_bug=True, known=False, swept=True)
+    assert schedule.share == SWEEP_SHARE  # paying again
+
+
+def test_an_entry_invalid_under_a_configuration_is_barred_from_it_and_so_are_its_descendants():
+    schedule = ConfigurationSchedule(AXIS)
+    schedule.entered(0, "default")
+    sweeps = [schedule.next_sweep({0}), schedule.next_sweep({0})]
+    assert sorted(name for _, name in sweeps) == ["dynamic", "nested-graph-breaks"]
+    schedule.record("nested-graph-breaks", kept=False, new_bug=False, known=False, swept=True, valid=False,
+                    entry_id=0)
+    assert schedule.stats["nested-graph-breaks"].invalid == 1
+    rng = random.Random(3)
+    assert "nested-graph-breaks" not in {schedule.choose(rng, "default", 0) for _ in range(300)}
+    assert "nested-graph-breaks" in {schedule.choose(rng, "default", None) for _ in range(300)}
+    schedule.entered(1, "default", parent=0)  # a mutant of it, kept
+    assert schedule.next_sweep({0, 1}) == (1, "dynamic") and schedule.next_sweep({0, 1}) is None
+    assert "nested-graph-breaks" not in {schedule.choose(rng, "default", 1) for _ in range(300)}
+    resumed = ConfigurationSchedule(AXIS)
+    resumed.restore(schedule.state(), [(0, "default"), (1, "default")])
+    assert "nested-graph-breaks" not in {resumed.choose(rng, "dynamic", 1) for _ in range(300)}
+
+
+def test_an_invalid_check_pays_nothing_to_its_configurations_yield():
+    schedule = ConfigurationSchedule(AXIS)
+    for _ in range(100):
+        schedule.record("dynamic", kept=True, new_bug=False, known=False, valid=False)
+        schedule.record("default", kept=True, new_bug=False, known=False)
+    assert schedule.recent["dynamic"] < 0.01 < 0.9 < schedule.recent["default"]

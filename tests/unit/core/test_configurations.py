@@ -40,3 +40,10 @@ def test_a_configuration_writes_its_settings_with_why_and_a_script_that_sets_the
     dynamic = "\n".join(configuration("dynamic").lines())
     assert set_in(dynamic) == "dynamic"
     assert set_in("torch._dynamo.config.assume_static_by_default = False\n") == "default"  # half of it
+
+
+def test_forced_graph_breaks_include_nested_ones_and_a_script_setting_both_is_recognised_as_forced():
+    forced = configuration("forced-graph-breaks")
+    assert ("torch._dynamo.config.nested_graph_breaks", "True") in forced.settings
+    assert "testing setting" in forced.lines()[0]
+    assert set_in("\n".join(forced.lines())) == "forced-graph-breaks"  # not the nested one it contains
