@@ -24,14 +24,14 @@ from pathlib import Path
 from typing import Any
 
 from mutator.core import storage
-from mutator.core.configurations import CONFIGURATIONS, DEFAULT
+from mutator.core.configurations import CONFIGURATIONS, DEFAULT, FORCED, NESTED
 from mutator.judge.check import CheckResult, Runner
 from mutator.findings.finding import Finding
 from mutator.findings.signature import Signature
 from mutator.findings.store import FindingStore
 from mutator.core.observation import RunConfig
 from mutator.core.program import Program, ProgramError, load_program
-from mutator.reduce import ablation, crosscheck, matters, unneeded
+from mutator.reduce import ablation, crosscheck, explicit_breaks, matters, unneeded
 from mutator.findings.canonical import canonical_digest
 from mutator.reduce.reducer import NotReproduced, Reducer, Reduction, admissible, compiles
 from mutator.reduce.repro import Verification, make_repros, missing, verify
@@ -52,6 +52,7 @@ class ReductionReport:
     error: str = ""
     found_under: str = DEFAULT  # the Dynamo configuration the program failed under when given
     needs_configuration: bool | None = None  # whether the reduced program fails only under it (None: not asked)
+    explicit_breaks: bool = False  # the forced graph breaks are written in the reduced program (explicit_breaks)
 
     @property
     def configuration(self) -> str:
@@ -78,6 +79,8 @@ class ReductionReport:
         data.update(configuration=self.configuration, found_under=self.found_under)
         if self.needs_configuration is not None:
             data.update(needs_configuration=self.needs_configuration)
+        if self.explicit_breaks:
+            data.update(explicit_breaks=True)
         if self.matters is not None:
             data.update(matters=self.matters.as_json())
             if another := crosscheck.describe(self.matters.original):  # the reduction slid to another bug
@@ -178,6 +181,8 @@ class ReduceDriver:
         storage.write_text(reduced_path, reduction.reduced.source)
         outcome.written.append(str(reduced_path))
         self._without_configuration(outcome, stop)
+        if self._explicit_breaks(outcome, stop):
+            self._without_configuration(outcome, stop)
         self._explain(outcome, stop)
         self._configuration_matters(outcome)
         if outcome.reduction is not reduction:  # what the analysis proved unneeded is out of it
@@ -199,11 +204,37 @@ class ReduceDriver:
         if check is not None:
             outcome.reduction = dataclasses.replace(reduction, check=check)
 
+    def _explicit_breaks(self, outcome: ReductionReport, stop: Callable[[], bool]) -> bool:
+        """A reduced program that fails only under forced graph breaks, a testing setting,
+        written with the breaks in its code (`explicit_breaks`) when one of those variants fails
+        the same way under nested graph breaks alone: the reproducer then needs no testing
+        setting. Whether it was."""
+        reduction = outcome.reduction
+        if reduction is None or reduction.check.configuration != FORCED or not outcome.needs_configuration:
+            return False
+        target = reduction.target or self.reducer(FORCED).target_of(reduction.check, reduction.signature)
+        for source in explicit_breaks.variants(reduction.reduced.source):
+            if stop():
+                return False
+            program = Program.from_source(source, reduction.reduced.name)
+            check = self.reducer(NESTED).confirm(program, target)
+            if check is not None:
+                outcome.reduction = dataclasses.replace(reduction, reduced=program, check=check)
+                outcome.explicit_breaks = True
+                return True
+        return False
+
     def _configuration_matters(self, outcome: ReductionReport) -> None:
         """The configuration as a construct of what matters: needed, or not."""
         if outcome.needs_configuration is None or outcome.matters is None:
             return
         found = CONFIGURATIONS[outcome.found_under]
+        if outcome.explicit_breaks:
+            outcome.matters.rows.append(matters.Row(
+                f"the configuration {found.describe()}",
+                f"{explicit_breaks.BREAK} before the returns, under {CONFIGURATIONS[NESTED].describe()}",
+                matters.STILL_FAILS, "the forced breaks written in the program"))
+            found = CONFIGURATIONS[NESTED]
         outcome.matters.rows.append(matters.Row(
             f"the configuration {found.describe()}", "Dynamo's defaults instead",
             matters.PASSES if outcome.needs_configuration else matters.STILL_FAILS,
