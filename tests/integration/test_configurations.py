@@ -2,7 +2,8 @@
 
 The fixtures (ours, tests/fixtures/configurations) pass under Dynamo's defaults and crash
 under one configuration each on torch 2.15: a method bound by a descriptor of the program's
-own under nested graph breaks, an f-string's float spec of a size under dynamic shapes. They
+own under nested graph breaks, an f-string's float spec of a size under dynamic shapes, a
+module counting its calls in its own buffer under forced graph breaks. They
 are judged with `mutate run --config`; a campaign sweeps the one under nested graph breaks,
 files it with its configuration and reduces it to a reproducer that fails with plain python
 and passes with the setting taken out. A configuration the torch lacks (a patched
@@ -31,6 +32,7 @@ FIXTURES = ROOT / "tests" / "fixtures" / "configurations"
 NESTED = FIXTURES / "bound_method_descriptor.py"
 DYNAMIC = FIXTURES / "format_spec_of_size.py"
 PASSING = FIXTURES / "passing.py"
+FORCED = FIXTURES / "inplace_buffer_count.py"
 
 # Dynamo without a nested_graph_breaks setting, as an older (or a later) torch might be: the
 # entry is gone from its configuration, and what Dynamo reads of it is a constant
@@ -78,12 +80,15 @@ def torches(tmp_path_factory) -> dict[str, Path]:
 
 
 def test_each_fixture_passes_by_default_and_crashes_under_its_configuration():
-    paths = (str(NESTED), str(DYNAMIC))
-    assert verdicts(*paths) == {NESTED.name: ("PASS", "default"), DYNAMIC.name: ("PASS", "default")}
+    paths = (str(NESTED), str(DYNAMIC), str(FORCED))
+    assert verdicts(*paths) == {NESTED.name: ("PASS", "default"), DYNAMIC.name: ("PASS", "default"),
+                                FORCED.name: ("PASS", "default")}
     assert verdicts("--config", "nested-graph-breaks", *paths) == {
-        NESTED.name: ("CRASH", "nested-graph-breaks"), DYNAMIC.name: ("PASS", "nested-graph-breaks")}
+        NESTED.name: ("CRASH", "nested-graph-breaks"), DYNAMIC.name: ("PASS", "nested-graph-breaks"),
+        FORCED.name: ("PASS", "nested-graph-breaks")}
     assert verdicts("--config", "dynamic", *paths) == {
-        NESTED.name: ("PASS", "dynamic"), DYNAMIC.name: ("CRASH", "dynamic")}
+        NESTED.name: ("PASS", "dynamic"), DYNAMIC.name: ("CRASH", "dynamic"), FORCED.name: ("PASS", "dynamic")}
+    assert verdicts("--config", "forced-graph-breaks", str(FORCED)) == {FORCED.name: ("CRASH", "forced-graph-breaks")}
 
 
 def test_a_bad_configuration_name_is_one_line_naming_the_known_ones(tmp_path: Path):

@@ -43,3 +43,78 @@ def test_a_crash_and_a_mismatch_with_one_canonical_program_stay_apart(tmp_path: 
     record_reduction(store, first, _reduced(first, ONE, mismatch_result))
     record_reduction(store, mismatch, _reduced(mismatch, TWO, mismatch_result))
     assert first.signature in store.findings and mismatch.signature in store.findings and not first.merged
+
+
+class _ScriptedReducer:
+    """A reducer of one configuration whose confirm says whether a program fails there."""
+
+    def __init__(self, configuration: str, fails) -> None:
+        self.configuration = configuration
+        self.fails = fails
+        self.confirmed: list[str] = []
+
+    def target_of(self, check, signature):
+        return "target"
+
+    def confirm(self, program: Program, target):
+        self.confirmed.append(program.source)
+        if not self.fails(program.source):
+            return None
+        return CheckResult(program, Judgement(Verdict.CRASH, "boom"), (run(), compiled_run()),
+                           configuration=self.configuration)
+
+
+def _driver(fails_under: dict):
+    from mutator.reduce.driver import ReduceDriver
+
+    driver = object.__new__(ReduceDriver)
+    reducers = {name: _ScriptedReducer(name, fails) for name, fails in fails_under.items()}
+    driver.reducer = reducers.__getitem__
+    return driver, reducers
+
+
+FORCED_ONLY = ("import torch\n\n\ndef leaf(x):\n    return x + 1\n\n\ndef fn(x):\n    return leaf(x) * 2\n\n\n"
+               "def inputs():\n    return (torch.ones(2),)\n")
+
+
+def _forced_report():
+    from mutator.findings.signature import Signature
+    from mutator.reduce.driver import ReductionReport
+    from mutator.reduce.problem import ReductionStats
+    from mutator.reduce.reducer import Reduction
+
+    program = Program.from_source(FORCED_ONLY, "reduced.py")
+    check = CheckResult(program, Judgement(Verdict.CRASH, "boom"), (run(), compiled_run()),
+                        configuration="forced-graph-breaks")
+    return ReductionReport("f", reduction=Reduction(program, program, Signature("CRASH", "IndexError", "symbolic_convert.py:pop"), check, True,
+                                                    ReductionStats(), 1.0), found_under="forced-graph-breaks")
+
+
+def test_a_forced_graph_break_bug_is_written_with_the_break_in_the_code_when_that_fails_alike_nested():
+    from mutator.reduce.explicit_breaks import BREAK
+
+    # fails under nested graph breaks only when leaf() breaks before its return
+    driver, reducers = _driver({
+        "default": lambda source: False,
+        "forced-graph-breaks": lambda source: True,
+        "nested-graph-breaks": lambda source: f"{BREAK}\n    return x + 1" in source and source.count(BREAK) == 1})
+    # (the variants: every function's returns, then leaf's, then fn's alone; none in inputs())
+    report = _forced_report()
+    driver._without_configuration(report, lambda: False)
+    assert report.needs_configuration is True
+    assert driver._explicit_breaks(report, lambda: False)
+    assert report.explicit_breaks and report.configuration == "nested-graph-breaks"
+    assert report.reduction.reduced.source.count(BREAK) == 1
+    assert len(reducers["nested-graph-breaks"].confirmed) == 2  # every function's breaks first, then leaf's alone
+    driver._without_configuration(report, lambda: False)  # and the explicit program still needs nesting
+    assert report.needs_configuration is True and report.as_json()["explicit_breaks"] is True
+
+
+def test_a_forced_graph_break_bug_keeps_the_setting_when_no_explicit_break_fails_alike():
+    driver, reducers = _driver({"default": lambda source: False, "forced-graph-breaks": lambda source: True,
+                                "nested-graph-breaks": lambda source: False})
+    report = _forced_report()
+    driver._without_configuration(report, lambda: False)
+    assert not driver._explicit_breaks(report, lambda: False)
+    assert report.configuration == "forced-graph-breaks" and not report.explicit_breaks
+    assert report.reduction.reduced.source == FORCED_ONLY

@@ -28,6 +28,10 @@ PROGRAM = textwrap.dedent('''
         y = Mode().scale(x)
         f = lambda v: v + 1
         return f(y)
+
+
+    def inputs():
+        return (torch.ones(2),)
 ''').lstrip()
 
 
@@ -38,6 +42,7 @@ def test_every_function_s_returns_first_then_one_function_at_a_time():
     assert "        if x.sum() > 0:\n            torch._dynamo.graph_break()\n            return x * 2" in every
     assert "        self.seen = x\n        torch._dynamo.graph_break()\n" in every
     assert "    yield x\n\n" in every and "lambda v: v + 1" in every
+    assert "def inputs():\n    return (torch.ones(2),)" in every  # the harness's own: run eagerly
     scale, note, fn = found[1:]
     assert scale.count(BREAK) == 2 and note.count(BREAK) == 1 and fn.count(BREAK) == 1
     assert "    torch._dynamo.graph_break()\n    return f(y)" in fn
