@@ -40,6 +40,9 @@ SKIPPED = "SkipTest"
 # about the compiler (a value stays static), a check of compiler behaviour like frame_count
 COMPTIME = "torch/_dynamo/comptime.py"
 EXPLICIT_BREAK = "Call to `torch._dynamo.graph_break()`"  # the gb_type of a break the program asks for
+# Dynamo's UserError for a branch on a data-dependent value (tensor.py: evaluate_expr): where the
+# program asked for no graph breaks it is Dynamo's refusal, as Unsupported would be
+DATA_DEPENDENT = ("UserError", "data-dependent expression")
 # the gb_type of the break the forced-graph-breaks configuration makes at a leaf function's return
 FORCED_BREAK = "Forced graph break on leaf function"
 CHECK, COMPILER_CHECK = "check", "compiler"  # ExceptionInfo.check (runtime.checks)
@@ -317,6 +320,10 @@ def classify_exception(exc: ExceptionInfo, mode: BreakMode, context: str) -> Jud
         return Judgement(Verdict.SPECIALIZATION, f"{context} {exc.one_line()}: a dimension marked dynamic is "
                                                  "specialised by the code, which Dynamo refuses as documented",
                          exception=exc, key="constraint violated")
+    if mode.errors and exc.involves(DATA_DEPENDENT[0]) and DATA_DEPENDENT[1] in exc.message:
+        return Judgement(Verdict.FULLGRAPH_BREAK, f"{context} {exc.one_line()}: a branch on a data-dependent value "
+                                                  f"under {mode.why}, which Dynamo refuses (UserError) where it would "
+                                                  "otherwise break the graph", exception=exc)
     if exc.involves(UNSUPPORTED) and mode.errors:
         if exc.gb_type == EXPLICIT_BREAK:
             # The program asks for a break and for no breaks: Dynamo is right to refuse.

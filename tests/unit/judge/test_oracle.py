@@ -82,6 +82,16 @@ def test_a_forced_graph_break_under_fullgraph_is_the_configuration_asking_for_a_
     assert judgement.verdict is Verdict.INVALID and "forces a graph break" in judgement.reason
 
 
+def test_a_data_dependent_branch_refused_under_fullgraph_is_a_fullgraph_break_and_a_crash_otherwise():
+    refused = exc("torch._dynamo.exc.UserError", "Consider annotating your code using torch._check*(). Could not "
+                  "guard on data-dependent expression Eq(u0, 1) (unhinted: Eq(u0, 1)).", dynamo=True)
+    compiled = with_fullgraph(compiled_run(calls=[call(exception=refused)]))
+    assert oracle.judge(run(calls=[call(result=1)]), compiled).verdict is Verdict.FULLGRAPH_BREAK
+    # without fullgraph Dynamo should have broken the graph: a crash the user sees
+    assert oracle.judge(run(calls=[call(result=1)]),
+                        compiled_run(calls=[call(exception=refused)])).verdict is Verdict.CRASH
+
+
 def test_dynamo_declining_the_program_under_a_configuration_is_invalid_not_a_crash():
     declined = replace(exc("unittest.case.SkipTest", "Cannot force graph break on export", dynamo=True),
                        dynamo_frame=FrameInfo("torch/_dynamo/eval_frame.py", 2401, "export"))
