@@ -73,8 +73,6 @@ class ConfigurationSchedule:
         self._barred: dict[int, set[str]] = {}  # entry id -> configurations it is INVALID under
         self._sweeps = 0
         self._others = 0
-        self._mutant_checks = 0
-        self._mutant_new_bugs = 0
 
     @property
     def first(self) -> str:
@@ -112,9 +110,9 @@ class ConfigurationSchedule:
     def share(self) -> float:
         """The share of the checks the sweep takes while entries wait: SWEEP_SHARE while its
         sweeps file new bugs at the mutants' rate or better, less as they fall behind."""
-        swept = sum(s.swept for s in self.stats.values())
-        sweep = self._rate(sum(s.swept_new_bugs for s in self.stats.values()), swept)
-        mutants = self._rate(self._mutant_new_bugs, self._mutant_checks)
+        stats = self.stats.values()
+        sweep = self._rate(sum(s.swept_new_bugs for s in stats), sum(s.swept for s in stats))
+        mutants = self._rate(sum(s.new_bugs - s.swept_new_bugs for s in stats), sum(s.checks - s.swept for s in stats))
         return self.sweep_share * max(MIN_SWEEP, min(1.0, 2 * sweep / (sweep + mutants)))
 
     def sweep_due(self) -> bool:
@@ -174,9 +172,6 @@ class ConfigurationSchedule:
         stats.invalid += not valid
         if swept and not valid and entry_id is not None:
             self._barred.setdefault(entry_id, set()).add(name)
-        if not swept:
-            self._mutant_checks += 1
-            self._mutant_new_bugs += new_bug
         if name in self.recent and self.feedback:
             paid = float(valid and (kept or new_bug))
             self.recent[name] = MEMORY * self.recent[name] + (1 - MEMORY) * paid
@@ -194,8 +189,7 @@ class ConfigurationSchedule:
         return dict(stats={name: asdict(stats) for name, stats in self.stats.items()},
                     recent=dict(self.recent), swept={str(k): sorted(v) for k, v in self._swept.items()},
                     barred={str(k): sorted(v) for k, v in self._barred.items()},
-                    sweeps=self._sweeps, others=self._others,
-                    mutant_checks=self._mutant_checks, mutant_new_bugs=self._mutant_new_bugs)
+                    sweeps=self._sweeps, others=self._others)
 
     def restore(self, state: dict[str, Any], entries: list[tuple[int, str]]) -> None:
         """A previous session's `state()`, and the queue's entries (id, configuration it was
@@ -209,8 +203,6 @@ class ConfigurationSchedule:
         self._swept = {int(k): set(v) for k, v in state.get("swept", {}).items()}
         self._barred = {int(k): set(v) for k, v in state.get("barred", {}).items()}
         self._sweeps, self._others = int(state.get("sweeps", 0)), int(state.get("others", 0))
-        self._mutant_checks = int(state.get("mutant_checks", 0))
-        self._mutant_new_bugs = int(state.get("mutant_new_bugs", 0))
         for pending in self._pending.values():
             pending.clear()
         for entry_id, checked_under in entries:
