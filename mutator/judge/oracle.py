@@ -45,6 +45,9 @@ EXPLICIT_BREAK = "Call to `torch._dynamo.graph_break()`"  # the gb_type of a bre
 DATA_DEPENDENT = ("UserError", "data-dependent expression")
 # the gb_type of the break the forced-graph-breaks configuration makes at a leaf function's return
 FORCED_BREAK = "Forced graph break on leaf function"
+# breaks asked for where no breaks are asked for too: Dynamo is right to refuse them
+_ASKED_BREAKS = {EXPLICIT_BREAK: "the program calls torch._dynamo.graph_break() itself",
+                 FORCED_BREAK: "the configuration forces a graph break at a leaf function's return"}
 CHECK, COMPILER_CHECK = "check", "compiler"  # ExceptionInfo.check (runtime.checks)
 _FAILED_TESTS = ("fail", "error")
 
@@ -325,15 +328,9 @@ def classify_exception(exc: ExceptionInfo, mode: BreakMode, context: str) -> Jud
                                                   f"under {mode.why}, which Dynamo refuses (UserError) where it would "
                                                   "otherwise break the graph", exception=exc)
     if exc.involves(UNSUPPORTED) and mode.errors:
-        if exc.gb_type == EXPLICIT_BREAK:
-            # The program asks for a break and for no breaks: Dynamo is right to refuse.
-            return Judgement(Verdict.INVALID, f"{context} Unsupported: {mode.why} and the program calls "
-                                              "torch._dynamo.graph_break() itself", exception=exc)
-        if exc.gb_type == FORCED_BREAK:
-            # The configuration breaks the graph at every leaf return and the program asks for no
-            # breaks: Dynamo is right to refuse (torch's wrapped tests skip fullgraph checks so)
-            return Judgement(Verdict.INVALID, f"{context} Unsupported: {mode.why} and the configuration forces a "
-                                              "graph break at a leaf function's return", exception=exc)
+        if exc.gb_type in _ASKED_BREAKS:
+            return Judgement(Verdict.INVALID, f"{context} Unsupported: {mode.why} and {_ASKED_BREAKS[exc.gb_type]}",
+                             exception=exc)
         gb = f" [{exc.gb_type}]" if exc.gb_type else ""
         return Judgement(Verdict.FULLGRAPH_BREAK, f"{context} Unsupported under {mode.why}{gb}", exception=exc)
     if exc.involves(UNSUPPORTED) and mode.allowed_again:
