@@ -16,7 +16,7 @@ import re
 import zlib
 from array import array
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from mutator.core.observation import ExecResult
@@ -38,6 +38,12 @@ CAMPAIGN_COVERAGE = ("torch/_dynamo", DYNAMO_SIGNALS)
 def encode_arc(filename: str, from_line: int, to_line: int) -> int:
     """A stable integer for one arc: crc32 of the file, then the two (bounded) line numbers."""
     return (zlib.crc32(filename.encode()) << 31 | (from_line & 0x7FFF) << 16 | (to_line & 0xFFFF)) & _MASK
+
+
+def encode_arcs(filename: str, arcs: Iterable[tuple[int, int]]) -> Iterator[int]:
+    """`encode_arc` of each arc of one file (its crc32 taken once)."""
+    high = zlib.crc32(filename.encode()) << 31
+    return ((high | (a & 0x7FFF) << 16 | (b & 0xFFFF)) & _MASK for a, b in arcs)
 
 
 def is_arc(feature: int) -> bool:

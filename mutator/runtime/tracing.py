@@ -1,29 +1,83 @@
 """Arc coverage of chosen torch directories, in the compiled run only.
 
-The `coverage.Coverage` object is built once in the warm worker (building it per run
-costs tens of milliseconds); a forked child only starts and stops it. Arcs the worker's
-own warm-up executes are subtracted: every run covers them, so they tell nothing.
+`arc_tracer` picks the cheapest tracer the interpreter has: on Python 3.12+ lines and
+branches by `sys.monitoring` (`runtime.monitoring`: each reported once per run, then
+disabled; a compiled run about 1.1 times as slow as untraced, against 1.7-1.9 with coverage.py
+on the campaign's programs), before that coverage.py's C tracer with branch coverage (arcs
+between lines). Either is built once in the warm worker (building coverage.py's per run costs
+tens of milliseconds); a forked child only starts and stops it. What the worker's own warm-up
+executes is subtracted: every run covers it, so it tells nothing.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from typing import Protocol
 
 import coverage
 import torch
 
-from mutator.core.features import encode_arc
+from mutator.core.features import encode_arc, encode_arcs
 from mutator.runtime.errors import short_path
+from mutator.runtime.monitoring import AVAILABLE as MONITORING, LineBranchMonitor
+
+
+class Tracer(Protocol):
+    includes: tuple[str, ...]
+    core: str  # what traces: "sys.monitoring" or "coverage.py C tracer"
+
+    def start(self) -> None: ...
+
+    def stop(self) -> frozenset[int]: ...
+
+    def set_baseline(self, features: frozenset[int]) -> None: ...
+
+
+def arc_tracer(includes: Sequence[str]) -> Tracer:
+    """The tracer for `includes` (paths under site-packages, like "torch/_dynamo")."""
+    return MonitorTracer(includes) if MONITORING else ArcTracer(includes)
+
+
+def _site_paths(includes: Sequence[str]) -> list[str]:
+    site = os.path.dirname(os.path.dirname(os.path.abspath(torch.__file__)))
+    return [os.path.join(site, include) for include in includes]
+
+
+class MonitorTracer:
+    """Lines (as the arc from a line to itself) and taken branches (between their lines), Python 3.12+."""
+
+    core = "sys.monitoring"
+
+    def __init__(self, includes: Sequence[str]) -> None:
+        self.includes = tuple(includes)
+        roots = [path + os.sep if os.path.isdir(path) else path for path in _site_paths(includes)]
+        self._monitor = LineBranchMonitor(roots)
+        self._baseline: frozenset[int] = frozenset()
+        self._names: dict[str, str] = {}
+
+    def start(self) -> None:
+        self._monitor.start()
+
+    def stop(self) -> frozenset[int]:
+        names = self._names
+        arcs = frozenset(
+            encode_arc(names.get(filename) or names.setdefault(filename, short_path(filename)), a, b)
+            for filename, a, b in self._monitor.stop()
+        )
+        return arcs - self._baseline
+
+    def set_baseline(self, features: frozenset[int]) -> None:
+        self._baseline = features
 
 
 class ArcTracer:
+    """coverage.py's C tracer with branch coverage: every arc between lines (Python 3.10, 3.11)."""
+
+    core = "coverage.py C tracer"
+
     def __init__(self, includes: Sequence[str]) -> None:
-        site = os.path.dirname(os.path.dirname(os.path.abspath(torch.__file__)))
-        patterns = []
-        for include in includes:
-            path = os.path.join(site, include)
-            patterns.append(os.path.join(path, "*") if os.path.isdir(path) else path)
+        patterns = [os.path.join(path, "*") if os.path.isdir(path) else path for path in _site_paths(includes)]
         self.includes = tuple(includes)
         self._coverage = coverage.Coverage(branch=True, include=patterns, data_file=None, config_file=False)
         self._baseline: frozenset[int] = frozenset()
@@ -35,13 +89,30 @@ class ArcTracer:
     def stop(self) -> frozenset[int]:
         """Stop tracing; the arcs since start() as features, minus the baseline."""
         self._coverage.stop()
-        data = self._coverage.get_data()
-        arcs = frozenset(
-            encode_arc(short_path(filename), a, b)
-            for filename in data.measured_files()
-            for a, b in data.arcs(filename) or ()
-        )
+        raw = self._packed_arcs()
+        if raw is None:  # not the C tracer's packed pairs: through coverage.py's data (an SQLite database)
+            data = self._coverage.get_data()
+            raw = {filename: data.arcs(filename) or () for filename in data.measured_files()}
+        arcs = frozenset(feature for filename, pairs in raw.items()
+                         for feature in encode_arcs(short_path(filename), pairs))
         return arcs - self._baseline
+
+    def _packed_arcs(self) -> dict[str, list[tuple[int, int]]] | None:
+        """The C tracer's arcs as it holds them (a set of packed ints per file), read without the
+        SQLite round trip of `Coverage.get_data()` (three times the rest of stopping); None where
+        this coverage.py keeps them otherwise."""
+        collector = getattr(self._coverage, "_collector", None)
+        data = getattr(collector, "data", None)
+        if not isinstance(data, dict) or not getattr(getattr(collector, "core", None), "packed_arcs", False):
+            return None
+        return {filename: [_unpack(packed) for packed in packeds] for filename, packeds in data.items()}
 
     def set_baseline(self, features: frozenset[int]) -> None:
         self._baseline = features
+
+
+def _unpack(packed: int) -> tuple[int, int]:
+    """One arc as coverage.py's C tracer packs it (tracer.c, CTracer_record_pair): two 28-bit
+    line numbers, their signs in bits 56 and 57."""
+    a, b = packed & 0xFFFFFFF, (packed >> 28) & 0xFFFFFFF
+    return (-a if packed & (1 << 56) else a), (-b if packed & (1 << 57) else b)
