@@ -71,6 +71,7 @@ class CampaignConfig:
     sweep_share: float = SWEEP_SHARE  # of the checks, while queue entries wait to be swept under other configurations
     llm: dict[str, Any] | None = None  # the LLM's public settings (model, endpoint, budgets; never the key)
     sandbox: str = ""  # the confinement of the latest session's runs ("landlock ABI 7", "audit hooks", "off")
+    tracer: str = ""  # what recorded the latest session's arcs ("sys.monitoring", "coverage.py C tracer")
     # the torch under test (`mutator.core.build.Build` as JSON) and the interpreter --python named, if one:
     # a resumed campaign runs on the same torch (its coverage map is of that torch's lines)
     torch: dict[str, Any] | None = None

@@ -204,7 +204,8 @@ def fuzz(ctx: click.Context, corpus_dirs: tuple[str, ...], out: Path, duration: 
         torch_version = pool.build.describe()
         offered = offered_configurations(pool, config.configurations, strict=named)
         campaign.save_config(config := dataclasses.replace(config, sandbox=pool.sandbox(), torch=pool.build.as_json(),
-                                                           python=python, driver=Build.driver().as_json()))
+                                                           python=python, driver=Build.driver().as_json(),
+                                                           tracer=pool.tracer))
         if known is not None:
             click.echo(f"known: {len(known.known.signatures)} signatures and {len(known.known.digests)} reduced "
                        f"programs filed before, from {', '.join(known.known.sources)}", err=True)
@@ -228,8 +229,9 @@ def fuzz(ctx: click.Context, corpus_dirs: tuple[str, ...], out: Path, duration: 
         for problem in [*campaign.problems, *fuzzer.store.unreadable]:
             click.echo(f"warning: {problem}", err=True)
         workers = f"{pool.size} Ray actors" if ray_address is not None else f"{pool.size} workers"
+        traced = f", coverage: {config.tracer}" if config.tracer else ""
         title = (f"mutate fuzz: {campaign.root} ({config.backend} backend, {config.schedule} schedule, {workers}, "
-                 f"sandbox: {config.sandbox})")
+                 f"sandbox: {config.sandbox}{traced})")
         show = StatusLines() if no_ui or not console.is_terminal else LiveScreen(console, title)
         interrupts = _GracefulStop(fuzzer)
         started, unwritable = time.monotonic(), False

@@ -40,6 +40,11 @@ class ReadyWorkers:
                      if all(name in ready.configurations for ready in self.ready))
 
     @property
+    def tracer(self) -> str:
+        """What records the compiled runs' arcs, as the first ready worker said ("" without arcs)."""
+        return self.ready[0].tracer if self.ready else ""
+
+    @property
     def build(self) -> Build:
         """The torch under test and the Python running it, as the first ready worker said."""
         return self.ready[0].build if self.ready else Build()

@@ -57,6 +57,9 @@ class Ready:
     notes: tuple[str, ...] = ()  # what the runtime cannot do on this torch, a line each
     # the Dynamo configurations this torch has every entry of (`mutator.runtime.configs.available`)
     configurations: tuple[str, ...] = ("default",)
+    # what records the compiled runs' arcs (`mutator.runtime.tracing`: "sys.monitoring" on Python 3.12+,
+    # "coverage.py C tracer" before); "" without arcs
+    tracer: str = ""
 
     @property
     def torch_version(self) -> str:

@@ -41,7 +41,7 @@ _INTERNAL_FAILURE = 70  # exit status of a child whose runtime (not program) fai
 _ALLOCATION_FAILURE = ("can't allocate memory", "not enough memory", "DefaultCPUAllocator")
 
 
-_tracer = None  # an ArcTracer when the pool asked for coverage (built once, in warm_up)
+_tracer = None  # a runtime.tracing.Tracer when the pool asked for coverage (built once, in warm_up)
 _signals = None  # a DynamoSignals when the pool asked for them among its coverage sources (likewise)
 _builder = None  # the MutantBuilder of check tasks (built once, in warm_up)
 _oracle = None
@@ -161,9 +161,9 @@ def warm_up(coverage_includes: tuple[str, ...] = ()) -> Ready:
         _signals = DynamoSignals()
     coverage_includes = tuple(path for path in coverage_includes if path != DYNAMO_SIGNALS)
     if coverage_includes:
-        from mutator.runtime.tracing import ArcTracer
+        from mutator.runtime.tracing import arc_tracer
 
-        _tracer = ArcTracer(coverage_includes)
+        _tracer = arc_tracer(coverage_includes)
         baseline: frozenset[int] = frozenset()
         for program in WARMUP_PROGRAMS:
             _tracer.start()
@@ -187,7 +187,8 @@ def warm_up(coverage_includes: tuple[str, ...] = ()) -> Ready:
     from mutator.runtime import configs
 
     return Ready(pid=os.getpid(), build=Build.of_torch(torch), warmup_seconds=time.perf_counter() - started,
-                 sandbox=_offered(), notes=unsupported(), configurations=configs.available())
+                 sandbox=_offered(), notes=unsupported(), configurations=configs.available(),
+                 tracer=_tracer.core if _tracer is not None else "")
 
 
 def unsupported() -> tuple[str, ...]:

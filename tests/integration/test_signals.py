@@ -3,6 +3,8 @@ name them (`--coverage-include dynamo-signals`), and only then."""
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 
 from mutator.core.features import DYNAMO_SIGNALS, dynamo_signal, is_arc
@@ -31,16 +33,20 @@ def inputs():
 """
 
 
-def _features(coverage: tuple[str, ...]) -> frozenset[int]:
+def _features(coverage: tuple[str, ...]) -> tuple[frozenset[int], str]:
+    """The features of a check, and what the workers said records their arcs."""
     with WorkerPool(workers=1, config=RunConfig(timeout=60), coverage=coverage) as pool:
         result = Checker(pool).submit(CheckTask(program(SET_SUBCLASS))).result().result
+        tracer = pool.tracer
     assert result is not None and result.verdict is Verdict.PASS, result and result.reason
-    return result.features
+    return result.features, tracer
 
 
 def test_signals_are_features_where_asked_for():
-    with_signals = _features(("torch/_dynamo", DYNAMO_SIGNALS))
-    arcs_only = _features(("torch/_dynamo",))
+    with_signals, _ = _features(("torch/_dynamo", DYNAMO_SIGNALS))
+    arcs_only, tracer = _features(("torch/_dynamo",))
+    # the cheapest tracer this interpreter has (runtime.tracing.arc_tracer), said by the workers
+    assert tracer == ("sys.monitoring" if sys.version_info >= (3, 12) else "coverage.py C tracer")
     wanted = {dynamo_signal("vt", "UserDefinedSetVariable"), dynamo_signal("op", "GET_ITER:UserDefinedSetVariable")}
     assert wanted <= with_signals
     assert not wanted & arcs_only
