@@ -57,6 +57,8 @@ class Checkpoint:
         each configuration found and which entries were swept into `configurations`."""
         counters = saved.get("counters", {})
         stats = FuzzStats(**{k: v for k, v in counters.items() if k in FuzzStats.__dataclass_fields__})
+        if "traced" not in counters:  # a campaign from before --arc-share: every check recorded arcs
+            stats.traced = stats.execs
         stats.kept = len(corpus)
         stats.hits = max(stats.hits, sum(f.hits for f in store.findings.values()))
         stats.execs = max(stats.execs, stats.kept + stats.hits)

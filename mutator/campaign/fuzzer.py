@@ -82,7 +82,7 @@ class Fuzzer:
                  checker: Checker, filing: Filing, campaign: Campaign, lanes: Sequence[Lane] = (),
                  rng: random.Random, inflight: int = 4, feedback: bool = True,
                  health: Callable[[], list[str]] | None = None,
-                 configurations: ConfigurationSchedule | None = None) -> None:
+                 configurations: ConfigurationSchedule | None = None, arc_share: float = 1.0) -> None:
         self.corpus = corpus
         self.coverage = coverage
         self.mutator = mutator
@@ -96,6 +96,9 @@ class Fuzzer:
         self.feedback = feedback  # off: nothing is kept for its features, operators learn nothing
         self.health = health or (lambda: [])
         self.configurations = configurations or ConfigurationSchedule()
+        if not 0.0 <= arc_share <= 1.0:
+            raise ValueError(f"the share of checks that record arcs is between 0 and 1, not {arc_share}")
+        self.arc_share = arc_share  # of the mutants' and sweeps' compiled runs, those that record arcs
         self.stats = FuzzStats()
         self.cpu = Ledger()  # where the campaign's CPU went, by stage (stats.json's `cpu`)
         self._cpu_base: tuple[float, float, float, float] | None = None
@@ -203,7 +206,7 @@ class Fuzzer:
                 continue
             task = CheckTask(parent.program, recipe=self.mutator.plan(self.rng, donor=donor), name=name,
                              repair=self._worker_repair, slim=True, coverage_key=self.coverage.key,
-                             configuration=configuration)
+                             configuration=configuration, arcs=self._arcs())
             yield Job(task, parent)
 
     def _sweep(self) -> Job | None:
@@ -213,8 +216,14 @@ class Fuzzer:
         if due is None:
             return None
         entry = entries[due[0]]
-        task = CheckTask(entry.program, slim=True, coverage_key=self.coverage.key, configuration=due[1])
+        task = CheckTask(entry.program, slim=True, coverage_key=self.coverage.key, configuration=due[1],
+                         arcs=self._arcs())
         return Job(task, entry, program=entry.program, sweep=True)
+
+    def _arcs(self) -> bool:
+        """Whether the next check records arcs: always, unless `arc_share` samples them (a seed's
+        dry run always does: the queue starts with all it covers)."""
+        return self.arc_share >= 1.0 or self.rng.random() < self.arc_share
 
     def _donor(self, parent: CorpusEntry) -> Program | None:
         """Another queue entry, uniformly, whose parts a splice may bring in (AFL++'s splicing):
@@ -239,7 +248,7 @@ class Fuzzer:
                 parent.configuration in self.configurations.names else self.configurations.first
         task = CheckTask(program, steps=steps, parent=parent.program if parent is not None else None,
                          repair=self._worker_repair, slim=True, coverage_key=self.coverage.key,
-                         configuration=configuration)
+                         configuration=configuration, arcs=self._arcs())
         return Job(task, parent)
 
     def _drain(self, jobs: Iterator[Job], budget: Budget, on_progress: Callable[[dict[str, Any]], None] | None,
@@ -329,6 +338,7 @@ class Fuzzer:
         assert job.program is not None
         stats, verdict = self.stats, result.verdict
         stats.execs += 1
+        stats.traced += job.task.arcs
         self._session_execs += 1
         stats.verdicts[verdict.name] = stats.verdicts.get(verdict.name, 0) + 1
         stats.invalid += verdict is Verdict.INVALID
@@ -514,6 +524,7 @@ class Fuzzer:
             # the share of checks that went to bugs known already (filed before, or filed here many times)
             known_share=round((self.stats.known + self.stats.stale) / execs, 3),
             cpu_per_check=round(self.cpu.total / execs, 3),  # seconds of CPU per check, all stages
+            traced_share=round(self.stats.traced / execs, 3),  # of the checks, those that recorded arcs
             hits=self.stats.hits,
             latest_finding=self.latest_finding,
             invalid=self.stats.invalid,

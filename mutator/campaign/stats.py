@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 @dataclass
 class FuzzStats:
     execs: int = 0  # programs checked, all sessions (seeds included)
+    traced: int = 0  # of them, those whose compiled run was to record arcs (all but what --arc-share left out)
     kept: int = 0
     invalid: int = 0
     unstable: int = 0

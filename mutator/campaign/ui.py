@@ -40,8 +40,9 @@ def status_line(s: dict[str, Any]) -> str:
     if low:
         kinds += "; not frontend bugs: " + ", ".join(f"{k.lower()} {n}" for k, n in low)
     return (f"[{hms(s['elapsed'])}] execs {s['execs']} ({s['execs_per_sec']}/s)  corpus {s['corpus']} "
-            f"(favoured {s['favoured']})  arcs {s['arcs']}  features {s['features']}  "
-            f"findings {s['findings']} [{kinds}] hits {s['hits']}"
+            f"(favoured {s['favoured']})  arcs {s['arcs']}"
+            + (f" (traced in {s['traced_share']:.0%} of checks)" if s.get("traced_share", 1.0) < 1.0 else "")
+            + f"  features {s['features']}  findings {s['findings']} [{kinds}] hits {s['hits']}"
             + (f"  known {s['known_signatures']} ({s['known_hits']} hits)" if s.get("known_hits") else "")
             + (f"  to known bugs {s['known_share']:.0%}" if s.get("known_share") else "")
             + configurations_part(s)

@@ -27,7 +27,7 @@ from mutator.commands.common import (EXIT_USAGE, Duration, absolute_interpreters
 from mutator.campaign.configurations import SWEEP_SHARE, ConfigurationSchedule
 from mutator.core.configurations import CAMPAIGN_CONFIGURATIONS
 from mutator.core.build import Build
-from mutator.core.features import CAMPAIGN_COVERAGE, DYNAMO_SIGNALS
+from mutator.core.features import CAMPAIGN_COVERAGE, DYNAMO_SIGNALS, MONITORING_TRACER
 from mutator.core.observation import RunConfig
 from mutator.campaign.corpus import Corpus
 from mutator.exec import ExecutorError
@@ -58,7 +58,7 @@ from mutator.campaign.ui import LiveScreen, StatusLines, finding_lines, origin_l
 
 WARM_UP = "workers: warm-up (import torch, warm Dynamo)"
 CAMPAIGN_OPTIONS = ("corpus_dirs", "backend", "schedule", "seed", "timeout", "memory_mb", "coverage_include",
-                    "no_splice", "no_feedback", "max_stack", "no_avoid_known", "sweep_share")
+                    "no_splice", "no_feedback", "max_stack", "no_avoid_known", "sweep_share", "arc_share")
 
 
 @click.command()
@@ -120,6 +120,10 @@ CAMPAIGN_OPTIONS = ("corpus_dirs", "backend", "schedule", "seed", "timeout", "me
 @click.option("--sweep-share", type=click.FloatRange(min=0.0, max=1.0), default=SWEEP_SHARE, show_default=True,
               help="At most this share of the checks sweeps queue entries, as they are, under the configurations they "
                    "were not checked under (0: none; mutants still take every configuration).")
+@click.option("--arc-share", type=click.FloatRange(min=0.0, max=1.0), default=1.0, show_default=True,
+              help="The share of the mutants' and sweeps' compiled runs that record arcs where the workers trace them "
+                   "with coverage.py (Python 3.10, 3.11: a traced compile takes about 1.7 times as long); the others "
+                   "are guided by Dynamo's signals alone. With sys.monitoring (Python 3.12+) every run records them.")
 @click.option("--no-rejudge-known", is_flag=True,
               help="Know the bugs of --known only by what they were filed under, without judging their programs on "
                    "this torch first (where a crash site moved between releases, the bug then looks new).")
@@ -138,7 +142,8 @@ def fuzz(ctx: click.Context, corpus_dirs: tuple[str, ...], out: Path, duration: 
          reduce_share: float, no_repair: bool, no_llm: bool, llm_model: str | None, llm_budget_calls: int | None,
          llm_budget_tokens: int | None, sync_dir: Path | None, instance: str | None, sync_every: float,
          known_paths: tuple[Path, ...], confirm_on: tuple[str, ...], no_splice: bool, no_feedback: bool,
-         max_stack: int, configurations: tuple[str, ...], sweep_share: float, no_rejudge_known: bool, confirm_known: bool,
+         max_stack: int, configurations: tuple[str, ...], sweep_share: float, arc_share: float, no_rejudge_known: bool,
+         confirm_known: bool,
          no_avoid_known: bool,
          ray_address: str | None,
          python: str | None, backend: str, timeout: float, memory_mb: int, jobs: int | None, no_sandbox: bool) -> None:
@@ -166,7 +171,7 @@ def fuzz(ctx: click.Context, corpus_dirs: tuple[str, ...], out: Path, duration: 
                 corpus=tuple(corpus_dirs), backend=backend, schedule=schedule, seed=seed, timeout=timeout,
                 memory_mb=memory_mb, coverage=tuple(coverage_include), splice=not no_splice,
                 feedback=not no_feedback, max_stack=max_stack, configurations=configurations,
-                avoid_known=not no_avoid_known, sweep_share=sweep_share))
+                avoid_known=not no_avoid_known, sweep_share=sweep_share, arc_share=arc_share))
         llm_config = _llm_config(campaign, no_llm=no_llm, model=llm_model, budget_calls=llm_budget_calls,
                                  budget_tokens=llm_budget_tokens)
     except (CampaignError, StorageError) as exc:
@@ -377,6 +382,8 @@ def build_fuzzer(campaign: Campaign, executor, torch_version: str, *, checker=No
         inflight=2 * executor.size, feedback=config.feedback, health=executor.health,
         configurations=ConfigurationSchedule(configurations or config.configurations, feedback=config.feedback,
                                              sweep_share=config.sweep_share),
+        # sys.monitoring records arcs for about a tenth of a compile: sampling them would buy nothing
+        arc_share=1.0 if getattr(executor, "tracer", "") == MONITORING_TRACER else config.arc_share,
     )
     fuzzer.restore(campaign.load_stats())
     fuzzer.rng = random.Random(f"{config.seed}/{fuzzer.stats.execs}")  # a resumed session does not replay

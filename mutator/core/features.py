@@ -33,6 +33,9 @@ DYNAMO_SIGNALS = "dynamo-signals"
 # Dynamo's own signals (bench/yield.py, 3 trials of 15 CPU-minutes: 1.6x the distinct reduced
 # root causes of unguided fuzzing, where arcs alone gave 1.4x)
 CAMPAIGN_COVERAGE = ("torch/_dynamo", DYNAMO_SIGNALS)
+# What records a worker's arcs (`mutator.runtime.tracing`, said in `Ready.tracer`)
+MONITORING_TRACER = "sys.monitoring"  # Python 3.12+: each line and branch once per run, nearly free
+COVERAGE_TRACER = "coverage.py C tracer"  # Python 3.10, 3.11: every line, every time
 
 
 def encode_arc(filename: str, from_line: int, to_line: int) -> int:

@@ -62,6 +62,9 @@ class RunConfig:
     lru_cache_calls_through: bool = False
     # the Dynamo configuration a compiled run takes (`mutator.core.configurations`); never the eager run's
     configuration: str = DEFAULT
+    # a compiled run records arcs where its worker traces them (`mutator.runtime.tracing`); off, Dynamo's
+    # signals alone (a campaign's `--arc-share` below 1 on coverage.py's tracer, which doubles a compile)
+    arcs: bool = True
 
     def __post_init__(self) -> None:
         if self.backend not in {"eager", "aot_eager", "inductor"}:

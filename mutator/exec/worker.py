@@ -275,7 +275,7 @@ def _child(job: Job, write_end: int, scratch: str, private_fds: tuple[int, ...])
             cpu_seconds=math.ceil(job.config.timeout) + 1,
             file_bytes=job.config.file_mb << 20,
         )
-        tracing = _tracer is not None and job.mode is Mode.COMPILED
+        tracing = _tracer is not None and job.mode is Mode.COMPILED and job.config.arcs
         signalling = _signals is not None and job.mode is Mode.COMPILED
         if signalling:
             _signals.start()

@@ -128,7 +128,8 @@ class CheckTask:
     `coverage_key`: the coverage map the driver merges into (`CoverageMap.key`); with one, a
     worker that keeps count reports a passing result's features as a `CoverageReport`
     relative to what it told that map before. `configuration`: the Dynamo configuration its
-    compiled runs take (`mutator.core.configurations`); empty: the checker's."""
+    compiled runs take (`mutator.core.configurations`); empty: the checker's. `arcs`: its
+    compiled run records arcs where the workers trace them (off: Dynamo's signals alone)."""
 
     program: Program
     recipe: Recipe | None = None
@@ -139,6 +140,7 @@ class CheckTask:
     slim: bool = False
     coverage_key: str = ""
     configuration: str = ""
+    arcs: bool = True
 
     @property
     def is_mutant(self) -> bool:
@@ -304,10 +306,12 @@ class Checker:
 
     def config_of(self, task: CheckTask) -> RunConfig:
         """The runs' configuration for `task`: this checker's (or its runner's), under the task's
-        Dynamo configuration when it names one."""
+        Dynamo configuration when it names one, without arcs when the task asks for none."""
         base = self._config or getattr(self._runner, "config", None) or RunConfig()
         if task.configuration and task.configuration != base.configuration:
-            return dataclasses.replace(base, configuration=task.configuration)
+            base = dataclasses.replace(base, configuration=task.configuration)
+        if not task.arcs and base.arcs:
+            base = dataclasses.replace(base, arcs=False)
         return base
 
     def _first_here(self, task: CheckTask, done: Future[CheckReply], config: RunConfig) -> None:

@@ -18,14 +18,14 @@ from typing import Protocol
 import coverage
 import torch
 
-from mutator.core.features import encode_arc, encode_arcs
+from mutator.core.features import COVERAGE_TRACER, MONITORING_TRACER, encode_arc, encode_arcs
 from mutator.runtime.errors import short_path
 from mutator.runtime.monitoring import AVAILABLE as MONITORING, LineBranchMonitor
 
 
 class Tracer(Protocol):
     includes: tuple[str, ...]
-    core: str  # what traces: "sys.monitoring" or "coverage.py C tracer"
+    core: str  # what traces: MONITORING_TRACER or COVERAGE_TRACER
 
     def start(self) -> None: ...
 
@@ -47,7 +47,7 @@ def _site_paths(includes: Sequence[str]) -> list[str]:
 class MonitorTracer:
     """Lines (as the arc from a line to itself) and taken branches (between their lines), Python 3.12+."""
 
-    core = "sys.monitoring"
+    core = MONITORING_TRACER
 
     def __init__(self, includes: Sequence[str]) -> None:
         self.includes = tuple(includes)
@@ -74,7 +74,7 @@ class MonitorTracer:
 class ArcTracer:
     """coverage.py's C tracer with branch coverage: every arc between lines (Python 3.10, 3.11)."""
 
-    core = "coverage.py C tracer"
+    core = COVERAGE_TRACER
 
     def __init__(self, includes: Sequence[str]) -> None:
         patterns = [os.path.join(path, "*") if os.path.isdir(path) else path for path in _site_paths(includes)]

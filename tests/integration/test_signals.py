@@ -33,13 +33,19 @@ def inputs():
 """
 
 
-def _features(coverage: tuple[str, ...]) -> tuple[frozenset[int], str]:
-    """The features of a check, and what the workers said records their arcs."""
+def _features(coverage: tuple[str, ...], *, arcs: bool = True) -> tuple[frozenset[int], str]:
+    """The features of a check (with or without arcs), and what the workers said records their arcs."""
     with WorkerPool(workers=1, config=RunConfig(timeout=60), coverage=coverage) as pool:
-        result = Checker(pool).submit(CheckTask(program(SET_SUBCLASS))).result().result
+        result = Checker(pool).submit(CheckTask(program(SET_SUBCLASS), arcs=arcs)).result().result
         tracer = pool.tracer
     assert result is not None and result.verdict is Verdict.PASS, result and result.reason
     return result.features, tracer
+
+
+def test_a_check_without_arcs_records_the_signals_alone():
+    signals_only, _ = _features(("torch/_dynamo", DYNAMO_SIGNALS), arcs=False)
+    assert dynamo_signal("vt", "UserDefinedSetVariable") in signals_only
+    assert not any(map(is_arc, signals_only))
 
 
 def test_signals_are_features_where_asked_for():

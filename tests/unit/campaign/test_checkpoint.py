@@ -40,3 +40,22 @@ def test_operator_usefulness_and_family_yield_survive_a_resume(tmp_path: Path):
     resumed.close()
     assert second.mutator.family_yield["E2"] == pytest.approx(0.9) and second.mutator.family_yield["B1"] == 1.0
     assert second.mutator.stats[op.id] == first.mutator.stats[op.id]
+
+
+def test_a_campaign_from_before_arc_sampling_counts_every_check_as_traced(tmp_path: Path):
+    from mutator.campaign.checkpoint import Checkpoint
+
+    campaign = Campaign.create(tmp_path / "c", CampaignConfig(corpus=("seeds",)))
+    checkpoint, store = Checkpoint(campaign), FindingStore(campaign.root)
+    old = checkpoint.restore({"counters": {"execs": 40}}, corpus=Corpus(), store=store, mutator=_mutator())
+    sampled = checkpoint.restore({"counters": {"execs": 40, "traced": 9}}, corpus=Corpus(), store=store,
+                                 mutator=_mutator())
+    campaign.close()
+    assert (old.traced, sampled.traced) == (40, 9)
+
+
+def _mutator():
+    from mutator.mutation.mutator import Mutator
+    from mutator.mutation.registry import all_operators
+
+    return Mutator(all_operators())

@@ -314,3 +314,24 @@ def test_operators_are_credited_with_a_new_bug_not_with_hits_of_a_bug_filed_befo
     assert sum(u.findings for u in stats) == 1  # the first hit filed the bug; nine more found nothing new
     assert sum(u.valid for u in stats) == 10
     fuzzer.campaign.close()
+
+
+def test_arc_share_samples_the_arcs_of_mutants_never_of_the_dry_run(tmp_path: Path):
+    checker = ScriptedChecker()
+    fuzzer = loop(tmp_path, checker)
+    fuzzer.arc_share = 0.25
+    fuzzer.seed([SEED])
+    fuzzer.run(Budget(max_execs=80))
+    assert checker.tasks[0].arcs  # the seed's dry run: the queue starts with all it covers
+    mutants = checker.tasks[1:]
+    assert 0.1 < sum(task.arcs for task in mutants) / len(mutants) < 0.45
+    assert 0 < fuzzer.stats.traced < fuzzer.stats.execs
+    assert fuzzer.snapshot()["traced_share"] == round(fuzzer.stats.traced / fuzzer.stats.execs, 3)
+
+
+def test_by_default_every_check_records_arcs(tmp_path: Path):
+    checker = ScriptedChecker()
+    fuzzer = loop(tmp_path, checker)
+    fuzzer.seed([SEED])
+    fuzzer.run(Budget(max_execs=12))
+    assert all(task.arcs for task in checker.tasks) and fuzzer.stats.traced == fuzzer.stats.execs

@@ -58,3 +58,10 @@ def test_the_workers_line_names_a_few_workers_and_counts_many():
     assert workers_line(["idle", "busy"]) == "idle busy" and workers_line([]) == "-"
     many = ["busy"] * 30 + ["restarting"] * 2 + ["idle"] * 5
     assert workers_line(many) == "37: 30 busy, 5 idle, 2 restarting"
+
+
+def test_the_status_line_says_when_arcs_are_sampled():
+    from mutator.campaign.ui import status_line
+
+    assert "traced in" not in status_line({**SNAPSHOT, "traced_share": 1.0})
+    assert "arcs 9874 (traced in 25% of checks)" in status_line({**SNAPSHOT, "traced_share": 0.25})

@@ -510,3 +510,10 @@ def test_a_checks_cpu_is_told_by_stage_with_compilation_apart_and_confirmation_a
     ledger = cpu.Ledger()
     ledger.add_all(reply.cpu_lines())
     assert ledger.total == pytest.approx(sum(lines.values()))
+
+
+def test_a_task_without_arcs_runs_under_the_checker_s_config_without_them():
+    checker = Checker(ConfigRecordingRunner(config=RunConfig(timeout=7.0)))
+    assert checker.config_of(CheckTask(PROGRAM)).arcs
+    plain = checker.config_of(CheckTask(PROGRAM, configuration="dynamic", arcs=False))
+    assert (plain.arcs, plain.configuration, plain.timeout) == (False, "dynamic", 7.0)
