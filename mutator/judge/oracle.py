@@ -185,13 +185,13 @@ class Oracle:
             return Judgement(Verdict.MISMATCH, f"{first}{more}{also}", divergence=first, exception=check,
                              numeric=all(d.numeric for d in divergences))
         if eager_stop is not None:
-            return self._by_own_checks(eager_stop, compiled, context, refusals)
+            return self._by_own_checks(eager_stop, compiled, context, refusals, eager.observation.calls)
         if compiled_stop is not None:
             return self._compiled_stopped(compiled_stop, context)
         return Judgement(Verdict.PASS, "compiled matches eager")
 
     def _by_own_checks(self, eager_stop: Stop, compiled: ExecResult, context: _Context,
-                       refusals: list[str]) -> Judgement:
+                       refusals: list[str], eager_calls: tuple[CallRecord, ...]) -> Judgement:
         """The eager run stopped at program level and every call agrees: the program's own
         checks under compilation decide."""
         what = eager_stop.describe(context.name)
@@ -204,6 +204,29 @@ class Oracle:
         if compiled_stop is not None and compiled_stop.same_as(eager_stop, context.name):
             return Judgement(Verdict.INVALID, f"the program's own check fails in both runs: {what}",
                              eager_exception=eager_stop.exception, exception=compiled_stop.exception)
+        unmade = len(compiled.observation.calls) - len(eager_calls)
+        if compiled_stop is not None and compiled_stop.exception is not None and \
+                compiled_stop.exception.check == CHECK and unmade > 0:
+            # The check came after compiled calls the eager run never made: nothing says what it
+            # compares would have held eagerly (a mutant's check that fails in both runs alike)
+            return Judgement(Verdict.INVALID, f"its eager run stopped at {what}, outside any compiled call, "
+                                              f"before {unmade} call(s) the compiled run made before its check "
+                                              f"failed ({compiled_stop.describe(context.name)}): that check has "
+                                              "no eager reference", eager_exception=eager_stop.exception,
+                             exception=compiled_stop.exception)
+        if compiled_stop is not None and compiled_stop.exception is not None and \
+                compiled_stop.exception.check == CHECK and eager_stop.exception is not None and \
+                eager_stop.exception.check is None and _stopped_earlier(eager_stop, compiled_stop, context.name):
+            # The eager run failed with an error (not one of its checks: a check of compiler
+            # behaviour failing eagerly is what harvested tests do, and the checks after it are
+            # judged as before) before the check the compiled run failed, every call agreeing:
+            # nothing says that check would have held eagerly (a harvested test indexing its
+            # recording backend's empty graphs eagerly, then a check its mutation broke for both).
+            return Judgement(Verdict.INVALID, f"its eager run stopped at {what}, outside any compiled call and "
+                                              "before the check the compiled run failed "
+                                              f"({compiled_stop.describe(context.name)}): that check has no eager "
+                                              "reference", eager_exception=eager_stop.exception,
+                             exception=compiled_stop.exception)
         if compiled_stop is not None:
             return self._compiled_stopped(compiled_stop, context, eager_stopped=what)
         failing = compiled.observation.uncaught_call
@@ -454,6 +477,22 @@ def _severity(verdict: Verdict) -> tuple[int, int]:
 def _own_check_failed(exc: ExceptionInfo, what: str, program: str, besides: str = "") -> Judgement:
     return Judgement(Verdict.MISMATCH, f"{what}: {exc.one_line()}{_where(exc, program)}{besides}", exception=exc,
                      divergence=Divergence("check", "the program's own check", "check", exc.one_line()))
+
+
+def _stopped_earlier(eager: Stop, compiled: Stop, program: str) -> bool:
+    """The eager run stopped before the compiled run's stop, in a frame of the program's own
+    that the compiled run's stop is in too: the same calls on the way there, then the eager
+    run's line earlier in that frame than the compiled run's (which may go deeper from there,
+    into the helper its check calls)."""
+    if eager.exception is None or compiled.exception is None:
+        return False
+    mine = [f for f in eager.exception.frames if f.filename == program] if program else list(eager.exception.frames)
+    theirs = [f for f in compiled.exception.frames if f.filename == program] if program \
+        else list(compiled.exception.frames)
+    depth = len(mine) - 1
+    if depth < 0 or len(theirs) <= depth or mine[:depth] != theirs[:depth]:
+        return False
+    return mine[depth].function == theirs[depth].function and mine[depth].lineno < theirs[depth].lineno
 
 
 def _own_line(exc: ExceptionInfo, program: str) -> int | None:

@@ -472,3 +472,49 @@ def test_what_the_programs_backend_wrote_in_a_global_is_not_compared_but_the_res
     wrong = compiled_run(calls=[replace(call(0, program_state=globals_(made, 4.0)), compiler_made=("LAST",))])
     judgement = oracle.judge(eager, wrong)
     assert judgement.verdict is Verdict.MISMATCH and judgement.divergence.where.endswith("['total']")
+
+
+def test_a_check_the_eager_run_never_reached_is_no_mismatch():
+    # a harvested test: eagerly its recording backend has no graphs (IndexError at line 31); compiled,
+    # it goes on to a check its mutation broke for both runs (line 32): no eager reference for it
+    judgement = oracle.judge(run(calls=[call(result=1)], **_stopped(31, "list index out of range", check=None,
+                                                                    type_name="IndexError")),
+                             compiled_run(calls=[call(result=1)], **_stopped(32, "None mismatch", check="check")))
+    assert judgement.verdict is Verdict.INVALID and "no eager reference" in judgement.reason
+
+
+def test_a_check_failing_compiled_before_where_the_eager_run_stopped_is_still_a_mismatch():
+    # the eager run passed the check at line 12 and stopped later: the check has its reference
+    judgement = oracle.judge(run(calls=[call(result=1)], **_stopped(31, "list index out of range", check=None,
+                                                                    type_name="IndexError")),
+                             compiled_run(calls=[call(result=1)], **_stopped(12, "not close", check="check")))
+    assert judgement.verdict is Verdict.MISMATCH and "own check failed only when compiled" in judgement.reason
+
+
+def test_a_check_the_eager_run_never_reached_may_fail_inside_a_helper_of_the_program():
+    from mutator.core.values import ExceptionInfo
+
+    def at(*frames, type_name="AssertionError", check=None) -> ExceptionInfo:
+        where = tuple(FrameInfo(PROGRAM, line, function) for line, function in frames)
+        return replace(exc(type_name, "x", check=check), frames=where)
+
+    # eagerly: IndexError at line 164 of the test; compiled: past it, then line 165 calls a helper
+    # whose assertion (line 118) fails
+    eager = run(calls=[call(result=1)], outcome=Outcome.RAISED,
+                uncaught=at((190, "<module>"), (164, "test_x"), type_name="IndexError"))
+    compiled = compiled_run(calls=[call(result=1)], outcome=Outcome.RAISED,
+                            uncaught=at((190, "<module>"), (165, "test_x"), (118, "same"), check="check"))
+    assert oracle.judge(eager, compiled).verdict is Verdict.INVALID
+    # the same check failing in another test than where the eager run stopped keeps its verdict
+    elsewhere = compiled_run(calls=[call(result=1)], outcome=Outcome.RAISED,
+                             uncaught=at((191, "<module>"), (20, "test_y"), (118, "same"), check="check"))
+    assert oracle.judge(eager, elsewhere).verdict is Verdict.MISMATCH
+
+
+def test_a_check_after_calls_the_eager_run_never_made_is_no_mismatch():
+    # eagerly a frame count fails after call 1 (a check of compiler behaviour, as harvested tests
+    # have); compiled, call 2 runs and a value check the mutation broke for both runs fails after it
+    calls = [call(0, result=tensor([1.0])), call(1, result=tensor([9.0]))]
+    judgement = oracle.judge(run(calls=calls[:1], **_stopped(9, "0 != 2")),
+                             compiled_run(calls=calls, **_stopped(14, "not close", check="check")))
+    assert judgement.verdict is Verdict.INVALID and "1 call(s)" in judgement.reason
