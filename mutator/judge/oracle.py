@@ -206,24 +206,18 @@ class Oracle:
                              eager_exception=eager_stop.exception, exception=compiled_stop.exception)
         unmade = len(compiled.observation.calls) - len(eager_calls)
         if compiled_stop is not None and compiled_stop.exception is not None and \
-                compiled_stop.exception.check == CHECK and unmade > 0:
-            # The check came after compiled calls the eager run never made: nothing says what it
-            # compares would have held eagerly (a mutant's check that fails in both runs alike)
-            return Judgement(Verdict.INVALID, f"its eager run stopped at {what}, outside any compiled call, "
-                                              f"before {unmade} call(s) the compiled run made before its check "
-                                              f"failed ({compiled_stop.describe(context.name)}): that check has "
-                                              "no eager reference", eager_exception=eager_stop.exception,
-                             exception=compiled_stop.exception)
-        if compiled_stop is not None and compiled_stop.exception is not None and \
-                compiled_stop.exception.check == CHECK and eager_stop.exception is not None and \
-                eager_stop.exception.check is None and _stopped_earlier(eager_stop, compiled_stop, context.name):
-            # The eager run failed with an error (not one of its checks: a check of compiler
-            # behaviour failing eagerly is what harvested tests do, and the checks after it are
-            # judged as before) before the check the compiled run failed, every call agreeing:
-            # nothing says that check would have held eagerly (a harvested test indexing its
-            # recording backend's empty graphs eagerly, then a check its mutation broke for both).
+                compiled_stop.exception.check == CHECK and (unmade > 0 or (
+                    eager_stop.exception is not None and eager_stop.exception.check is None
+                    and _stopped_earlier(eager_stop, compiled_stop, context.name))):
+            # A check the eager run never reached has no reference: it came after compiled calls
+            # the eager run never made (a harvested test's frame count stopped it first), or past
+            # an error the eager run stopped at earlier in the same frame (its recording backend's
+            # empty graphs); a mutant's check that fails in both runs alike looks the same. (A
+            # check failing compiled after the same calls, past a check of compiler behaviour that
+            # failed eagerly, is judged as before.)
+            before = f"before {unmade} call(s) the compiled run made and " if unmade > 0 else ""
             return Judgement(Verdict.INVALID, f"its eager run stopped at {what}, outside any compiled call and "
-                                              "before the check the compiled run failed "
+                                              f"{before}before the check the compiled run failed "
                                               f"({compiled_stop.describe(context.name)}): that check has no eager "
                                               "reference", eager_exception=eager_stop.exception,
                              exception=compiled_stop.exception)
