@@ -23,7 +23,7 @@ from mutator.judge.compare import Divergence, compare_observations, exceptions_m
 from mutator.core.observation import CallRecord, ExecResult, Observation, Outcome, Stdout, TestOutcome
 from mutator.core.program import Program
 from mutator.judge.storms import recompile_storm
-from mutator.core.values import ExceptionInfo
+from mutator.core.values import ExceptionInfo, FrameInfo
 from mutator.core.verdict import Verdict
 
 BACKEND_FAILED = "BackendCompilerFailed"
@@ -480,23 +480,26 @@ def _stopped_earlier(eager: Stop, compiled: Stop, program: str) -> bool:
     into the helper its check calls)."""
     if eager.exception is None or compiled.exception is None:
         return False
-    mine = [f for f in eager.exception.frames if f.filename == program] if program else list(eager.exception.frames)
-    theirs = [f for f in compiled.exception.frames if f.filename == program] if program \
-        else list(compiled.exception.frames)
+    mine, theirs = _own_frames(eager.exception, program), _own_frames(compiled.exception, program)
     depth = len(mine) - 1
     if depth < 0 or len(theirs) <= depth or mine[:depth] != theirs[:depth]:
         return False
     return mine[depth].function == theirs[depth].function and mine[depth].lineno < theirs[depth].lineno
 
 
+def _own_frames(exc: ExceptionInfo, program: str) -> list[FrameInfo]:
+    """The frames of `exc` in the program's own file (all of them when it has no name), innermost last."""
+    return [f for f in exc.frames if f.filename == program] if program else list(exc.frames)
+
+
 def _own_line(exc: ExceptionInfo, program: str) -> int | None:
-    own = [f for f in exc.frames if f.filename == program] if program else list(exc.frames)
+    own = _own_frames(exc, program)
     return own[-1].lineno if own else None
 
 
 def _where(exc: ExceptionInfo, program: str) -> str:
     """ (prog.py:12): the innermost line of the program's own where `exc` was raised."""
-    own = [f for f in exc.frames if f.filename == program] if program else list(exc.frames)
+    own = _own_frames(exc, program)
     return f" ({own[-1].filename}:{own[-1].lineno})" if own else ""
 
 
