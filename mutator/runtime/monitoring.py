@@ -24,7 +24,7 @@ from typing import Any
 
 AVAILABLE = sys.version_info >= (3, 12)
 
-Arc = tuple[str, int, int]  # (filename, from line, to line); a line alone is (filename, line, line)
+Arcs = dict[str, set[tuple[int, int]]]  # filename -> (from line, to line); a line alone is (line, line)
 
 
 class LineBranchMonitor:
@@ -87,8 +87,8 @@ class LineBranchMonitor:
         self._running = True
         self._monitoring.set_events(self.tool, self._start_event)
 
-    def stop(self) -> set[Arc]:
-        """Stop; what ran since start(), every event enabled again for the next start()."""
+    def stop(self) -> Arcs:
+        """Stop; what ran since start(), by file, every event enabled again for the next start()."""
         monitoring = self._monitoring
         monitoring.set_events(self.tool, 0)
         for code in self._traced:
@@ -96,13 +96,15 @@ class LineBranchMonitor:
         self._traced.clear()
         monitoring.restart_events()  # what was disabled fires again in the next run
         self._running = False
-        arcs: set[Arc] = {(code.co_filename, line, line) for code, line in self._lines}
+        arcs: Arcs = {}
+        for code, line in self._lines:
+            arcs.setdefault(code.co_filename, set()).add((line, line))
         lines_of: dict[CodeType, dict[int, int]] = {}
         for code, offset, destination in self._branches:
             table = lines_of.get(code)
             if table is None:
                 table = lines_of[code] = _offset_lines(code)
-            arcs.add((code.co_filename, table.get(offset, 0), table.get(destination, 0)))
+            arcs.setdefault(code.co_filename, set()).add((table.get(offset, 0), table.get(destination, 0)))
         return arcs
 
     def close(self) -> None:

@@ -12,13 +12,13 @@ executes is subtracted: every run covers it, so it tells nothing.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Protocol
 
 import coverage
 import torch
 
-from mutator.core.features import COVERAGE_TRACER, MONITORING_TRACER, encode_arc, encode_arcs
+from mutator.core.features import COVERAGE_TRACER, MONITORING_TRACER, encode_arcs
 from mutator.runtime.errors import short_path
 from mutator.runtime.monitoring import AVAILABLE as MONITORING, LineBranchMonitor
 
@@ -44,7 +44,20 @@ def _site_paths(includes: Sequence[str]) -> list[str]:
     return [os.path.join(site, include) for include in includes]
 
 
-class MonitorTracer:
+class _Features:
+    """What both tracers share: a run's arcs, file by file, as features less the warm-up's."""
+
+    _baseline: frozenset[int] = frozenset()
+
+    def set_baseline(self, features: frozenset[int]) -> None:
+        self._baseline = features
+
+    def _features(self, arcs: Mapping[str, Iterable[tuple[int, int]]]) -> frozenset[int]:
+        return frozenset(feature for filename, pairs in arcs.items()
+                         for feature in encode_arcs(short_path(filename), pairs)) - self._baseline
+
+
+class MonitorTracer(_Features):
     """Lines (as the arc from a line to itself) and taken branches (between their lines), Python 3.12+."""
 
     core = MONITORING_TRACER
@@ -53,25 +66,15 @@ class MonitorTracer:
         self.includes = tuple(includes)
         roots = [path + os.sep if os.path.isdir(path) else path for path in _site_paths(includes)]
         self._monitor = LineBranchMonitor(roots)
-        self._baseline: frozenset[int] = frozenset()
-        self._names: dict[str, str] = {}
 
     def start(self) -> None:
         self._monitor.start()
 
     def stop(self) -> frozenset[int]:
-        names = self._names
-        arcs = frozenset(
-            encode_arc(names.get(filename) or names.setdefault(filename, short_path(filename)), a, b)
-            for filename, a, b in self._monitor.stop()
-        )
-        return arcs - self._baseline
-
-    def set_baseline(self, features: frozenset[int]) -> None:
-        self._baseline = features
+        return self._features(self._monitor.stop())
 
 
-class ArcTracer:
+class ArcTracer(_Features):
     """coverage.py's C tracer with branch coverage: every arc between lines (Python 3.10, 3.11)."""
 
     core = COVERAGE_TRACER
@@ -80,7 +83,6 @@ class ArcTracer:
         patterns = [os.path.join(path, "*") if os.path.isdir(path) else path for path in _site_paths(includes)]
         self.includes = tuple(includes)
         self._coverage = coverage.Coverage(branch=True, include=patterns, data_file=None, config_file=False)
-        self._baseline: frozenset[int] = frozenset()
 
     def start(self) -> None:
         self._coverage.erase()
@@ -93,9 +95,7 @@ class ArcTracer:
         if raw is None:  # not the C tracer's packed pairs: through coverage.py's data (an SQLite database)
             data = self._coverage.get_data()
             raw = {filename: data.arcs(filename) or () for filename in data.measured_files()}
-        arcs = frozenset(feature for filename, pairs in raw.items()
-                         for feature in encode_arcs(short_path(filename), pairs))
-        return arcs - self._baseline
+        return self._features(raw)
 
     def _packed_arcs(self) -> dict[str, list[tuple[int, int]]] | None:
         """The C tracer's arcs as it holds them (a set of packed ints per file), read without the
@@ -106,9 +106,6 @@ class ArcTracer:
         if not isinstance(data, dict) or not getattr(getattr(collector, "core", None), "packed_arcs", False):
             return None
         return {filename: [_unpack(packed) for packed in packeds] for filename, packeds in data.items()}
-
-    def set_baseline(self, features: frozenset[int]) -> None:
-        self._baseline = features
 
 
 def _unpack(packed: int) -> tuple[int, int]:

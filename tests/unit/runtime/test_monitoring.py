@@ -65,7 +65,7 @@ for name, calls in (("positive", [1]), ("negative", [-1]), ("both", [1, -1]), ("
     for x in calls:
         target.pick(x)
     other.other(1)
-    runs[name] = sorted([os.path.basename(f), a, b] for f, a, b in monitor.stop())
+    runs[name] = sorted([os.path.basename(f), a, b] for f, pairs in monitor.stop().items() for a, b in pairs)
 runs["split"] = monitor._split_branches
 monitor.close()
 print(json.dumps(runs))
