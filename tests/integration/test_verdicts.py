@@ -455,3 +455,21 @@ def test_an_urgent_run_jumps_the_queue_and_avoid_still_holds(pool):
     assert finished.index("urgent") <= 3, finished  # behind at most the runs already started
     avoiding = pool.submit(slow, Mode.EAGER, avoid=first.worker, priority=URGENT).result()
     assert avoiding.worker != first.worker
+
+
+def test_runs_find_the_test_harness_imported_and_backends_flags_settable(pool):
+    # the worker imported torch's Dynamo TestCase before forking (runtime.lean): a harvested
+    # test does not pay for it per run, and a program that never imports it still sets flags
+    result = pool.run(program("""
+        import sys
+        import torch
+        PRELOADED = "torch._dynamo.test_case" in sys.modules
+        torch.backends.cudnn.benchmark = True
+        def fn(x):
+            return x + PRELOADED
+        def inputs():
+            return (torch.zeros(3),)
+    """), Mode.COMPILED)
+    assert result.outcome is Outcome.COMPLETED, result.stderr_tail
+    [call] = result.observation.calls
+    assert list(call.result.values) == [1.0, 1.0, 1.0]
