@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Protocol
+from typing import Any, Protocol
 
 import coverage
 import torch
@@ -85,7 +85,14 @@ class ArcTracer(_Features):
         self._coverage = coverage.Coverage(branch=True, include=patterns, data_file=None, config_file=False)
 
     def start(self) -> None:
-        self._coverage.erase()
+        collector = self._direct()
+        if collector is not None:
+            # only the arcs go: erase() would drop also what coverage.py decided, file by file,
+            # about tracing it, which the warm-up's runs filled for the files every run meets
+            # (decided again in Python at each file's first frame: 16 ms of every traced run)
+            collector.data.clear()
+        else:
+            self._coverage.erase()
         self._coverage.start()
 
     def stop(self) -> frozenset[int]:
@@ -101,11 +108,20 @@ class ArcTracer(_Features):
         """The C tracer's arcs as it holds them (a set of packed ints per file), read without the
         SQLite round trip of `Coverage.get_data()` (three times the rest of stopping); None where
         this coverage.py keeps them otherwise."""
-        collector = getattr(self._coverage, "_collector", None)
-        data = getattr(collector, "data", None)
-        if not isinstance(data, dict) or not getattr(getattr(collector, "core", None), "packed_arcs", False):
+        collector = self._direct()
+        if collector is None:
             return None
-        return {filename: [_unpack(packed) for packed in packeds] for filename, packeds in data.items()}
+        return {filename: [_unpack(packed) for packed in packeds] for filename, packeds in collector.data.items()}
+
+    def _direct(self) -> Any:
+        """coverage.py's collector where its C tracer's packed arcs are read (and cleared) in
+        place, else None (after a first start(): before, there is none)."""
+        collector = getattr(self._coverage, "_collector", None)
+        if (isinstance(getattr(collector, "data", None), dict)
+                and isinstance(getattr(collector, "should_trace_cache", None), dict)
+                and getattr(getattr(collector, "core", None), "packed_arcs", False)):
+            return collector
+        return None
 
 
 def _unpack(packed: int) -> tuple[int, int]:

@@ -69,3 +69,21 @@ def test_arc_tracer_takes_sys_monitoring_where_the_interpreter_has_it(target):
     tracer.start()
     module.walk(4)
     assert tracer.stop()
+
+
+def test_a_run_s_arcs_are_its_own_and_the_files_decided_on_stay_decided(target):
+    path, module = target
+    tracer = tracing.ArcTracer((str(path),))
+    tracer.start()
+    module.walk(2)
+    alone = tracer.stop()
+    tracer.start()
+    module.walk(7)
+    more = tracer.stop()
+    decided = tracer._coverage._collector.should_trace_cache
+    tracer.start()
+    module.walk(2)
+    again = tracer.stop()
+    assert again == alone and more > alone  # nothing of the walk(7) run is left in the next
+    # what coverage.py decided about tracing each file it met is kept (erase() makes it anew)
+    assert str(path) in decided and tracer._coverage._collector.should_trace_cache is decided
