@@ -19,7 +19,10 @@ found: every configuration dry-runs the same seeds), frontend signatures, arcs o
 `torch/_dynamo`. Printed: mean,
 standard deviation, min and max per configuration, side by side; the discovery curve (distinct
 root causes against CPU-minutes, each trial's, from when each root cause's first finding was
-found) as a PNG; and, last, `yield guided/unguided = R` on distinct reduced root causes.
+found) as a PNG; each configuration's checks and distinct root causes per CPU-hour and their
+ratios to the first configuration's (`--config before= --config-root before=CHECKOUT --config
+after=`: a change's speed and yield side by side); and, last, `yield guided/unguided = R` on
+distinct reduced root causes.
 
 `--returning` measures what a returning user gets: first one ordinary campaign of the same
 corpus and budget (`--first-config`, today's default unless told; on the torch of
@@ -27,7 +30,8 @@ corpus and budget (`--first-config`, today's default unless told; on the torch o
 with it as `--known`, and what is counted, and drawn, is the new distinct reduced root causes
 (against it): `new/CPU-hour` per configuration, and `new yield axis/today = R`.
 
-Configurations (`--config NAME`, repeatable; `NAME=FLAGS` defines one of your own):
+Configurations (`--config NAME`, repeatable; `NAME=FLAGS` defines one of your own, `NAME=` is
+the one as shipped under another name):
 """
 
 from __future__ import annotations
@@ -198,6 +202,23 @@ def _merge_by_what_matters(causes: list[dict[str, Any]]) -> list[dict[str, Any]]
     return out
 
 
+def side_by_side(trials: list[Trial], names: list[str], hours: float) -> list[str]:
+    """Each configuration's checks and distinct root causes per CPU-hour, then each one's
+    ratios of both to the first configuration's (issue 32: checks faster, the yield not lower)."""
+    rates = {name: ([t.execs / hours for t in trials if t.config == name],
+                    [len(t.causes) / hours for t in trials if t.config == name]) for name in names}
+    lines = [f"  {name}: checks per CPU-hour {summary(checks)}; distinct root causes per CPU-hour {summary(causes)}"
+             for name, (checks, causes) in rates.items()]
+
+    def ratio(name: str, which: int) -> float:
+        mine, first = rates[name][which], rates[names[0]][which]
+        return statistics.fmean(mine) / max(statistics.fmean(first), 1e-9) if mine and first else 0.0
+
+    lines += [f"{name}/{names[0]}: checks per CPU-hour = {ratio(name, 0):.2f}  (goal >= 2), "
+              f"distinct root causes per CPU-hour = {ratio(name, 1):.2f}  (goal >= 1)" for name in names[1:]]
+    return lines
+
+
 def summary(values: list[float]) -> str:
     if not values:
         return "-"
@@ -269,8 +290,8 @@ def main() -> None:
     args = parser.parse_args()
     configs: dict[str, list[str]] = {}
     for spec in args.config or ["guided", "unguided"]:
-        name, _, flags = spec.partition("=")
-        configs[name] = shlex.split(flags) if flags else CONFIGS[name]
+        name, defined, flags = spec.partition("=")
+        configs[name] = shlex.split(flags) if defined else CONFIGS[name]  # NAME= : as shipped, under that name
     roots = {name: Path(path).resolve() for name, _, path in (spec.partition("=") for spec in args.config_root)}
     for name, root in roots.items():
         if name not in configs or not (root / "cli.py").is_file():
@@ -354,6 +375,7 @@ def main() -> None:
             for name in (n for n in configs if n != "today"):
                 print(f"new yield {name}/today = {new_means[name] / max(new_means['today'], 1e-9):.2f}"
                       "  (new distinct reduced root causes per CPU-hour; goal for axis >= 3)")
+    print("\n".join(side_by_side(trials, list(configs), args.cpu_minutes / 60)))
     picture = out / "discovery.png"
     plot(trials, picture, args.cpu_minutes, jobs=args.jobs, new_only=bool(args.known))
     print(f"discovery curve: {picture}")

@@ -79,3 +79,18 @@ def test_causes_a_seed_showed_are_told_from_the_mutants_and_by_their_operators_f
     assert len(trial.causes) == 2 and trial.mutant_causes == 1
     [mutant] = [c for c in trial.causes if not c["seed"]]
     assert mutant["families"] == ["E2", "S"]
+
+
+def test_side_by_side_gives_each_configuration_s_rates_and_its_ratios_to_the_first(tmp_path: Path) -> None:
+    def trial(config: str, seed: int, execs: int, causes: int):
+        t = bench.Trial(config, seed, tmp_path / f"{config}-{seed}")
+        t.execs, t.causes = execs, [{}] * causes
+        return t
+
+    trials = [trial("before", 1, 1000, 4), trial("before", 2, 1200, 6), trial("after", 1, 2300, 5),
+              trial("after", 2, 2100, 5)]
+    lines = bench.side_by_side(trials, ["before", "after"], hours=0.5)
+    assert lines[0].startswith("  before: checks per CPU-hour 2200.0 ±") and "root causes per CPU-hour   10.0 ±  2.8 [8-12]" in lines[0]
+    assert lines[1].startswith("  after: checks per CPU-hour 4400.0 ±")
+    assert lines[2] == ("after/before: checks per CPU-hour = 2.00  (goal >= 2), "
+                        "distinct root causes per CPU-hour = 1.00  (goal >= 1)")
