@@ -152,7 +152,7 @@ def warm_up(coverage_includes: tuple[str, ...] = ()) -> Ready:
     inductor_config.compile_threads = 1
     deterministic_memory()
     lean.skip_guard_latency_profile()
-    lean.preload_test_modules()  # before remember_library_objects: their globals are a library's
+    lean.preload_test_harness()  # before remember_library_objects: their globals are a library's
     dynamo_utils.set_compilation_metrics_limit(1_000_000)
     for program in WARMUP_PROGRAMS:
         for mode in (Mode.EAGER, Mode.COMPILED):

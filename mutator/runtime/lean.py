@@ -1,13 +1,17 @@
 """What a forked run need not pay for again: work the warm worker does once, before its heap
 freezes, that every run would otherwise repeat (issue 32).
 
-- `preload_test_modules`: PyTorch's test harness. Every program harvested from a
-  `torch._dynamo.test_case.TestCase` imports it, and with it `torch.testing._internal`,
-  pytest and setuptools: about 2,300 modules, 130-200 ms of CPU in each of a check's two runs,
-  as much as compiling the program. Imported here, a run finds them in `sys.modules`. What the
-  import changes for every program is put back (`torch.testing._internal.common_utils` turns
-  off setting `torch.backends` flags outside their `flags()` context; setuptools appends its
-  vendored packages to `sys.path`), so a program that does not import them runs as before.
+- `preload_test_harness`: what PyTorch's test harness imports besides torch. Every program
+  harvested from a `torch._dynamo.test_case.TestCase` imports it, and with it pytest,
+  setuptools and their kin: about 2,300 modules, 130-200 ms of CPU in each of a check's two
+  runs, as much as compiling the program. The worker imports those that are not torch's
+  (which a forked child names by importing the harness itself); a run that imports the
+  harness then executes only torch's own part of it (about 25 ms). Torch's modules are left
+  for the run to import, as plain python would: what they change for every program
+  (`common_utils` forbids setting `torch.backends` flags outside their `flags()` context) and
+  which attributes of `torch` they make reachable stay the run's doing. What the modules
+  imported here change in the process (setuptools appends its vendored packages to
+  `sys.path`) is put back.
 - `skip_guard_latency_profile`: after building each frame's guards Dynamo times them once
   (`profile_guard_manager`, behind a flush of the CPU's caches) for a latency metric that
   only its logs and compilation metrics show: 15-50 ms of every compiled frame in a forked
@@ -18,11 +22,13 @@ freezes, that every run would otherwise repeat (issue 32).
 from __future__ import annotations
 
 import importlib
+import json
+import os
 import sys
 import warnings
 from typing import Any
 
-TEST_MODULES = (
+HARNESS = (
     "torch._dynamo.test_case",
     "torch._dynamo.testing",
     "torch.testing._internal.common_utils",
@@ -30,43 +36,71 @@ TEST_MODULES = (
 )
 
 
-def preload_test_modules(names: tuple[str, ...] = TEST_MODULES) -> tuple[str, ...]:
-    """Import `names` (those this torch has), undoing the process-wide changes importing them
-    makes; the names imported."""
-    import torch.backends
-
-    state = _process_state(torch.backends)
+def preload_test_harness(harness: tuple[str, ...] = HARNESS) -> tuple[str, ...]:
+    """Import here the modules, other than torch's, that importing `harness` brings in, with
+    what importing them changes in the process undone; the modules imported, in order."""
+    state = _process_state()
     imported = []
-    for name in names:
+    for name in _brought_in(harness):
+        if name in sys.modules:
+            continue
         try:
             importlib.import_module(name)
-        except Exception:  # noqa: BLE001 - a torch without it (or without pytest): its runs import it themselves
+        except Exception:  # noqa: BLE001 - a run that wants it imports it, and fails, itself
             continue
         imported.append(name)
-    _restore(torch.backends, state)
+    _restore(state)
+    if imported:
+        import platform
+
+        platform.processor()  # common_utils asks, and the answer is a subprocess's, then cached
     return tuple(imported)
 
 
-def _process_state(backends: Any) -> dict[str, Any]:
+def _brought_in(harness: tuple[str, ...]) -> list[str]:
+    """The modules not of torch that a forked child of this process imports when it imports
+    `harness` (those of it this torch has), in the order it imported them."""
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child reports through the pipe
+        try:
+            os.close(read_end)
+            known = set(sys.modules)
+            for name in harness:
+                try:
+                    importlib.import_module(name)
+                except BaseException:  # noqa: BLE001
+                    pass
+            found = [n for n in sys.modules if n not in known and n != "torch" and not n.startswith("torch.")]
+            with os.fdopen(write_end, "w") as pipe:
+                pipe.write(json.dumps(found))
+        finally:
+            os._exit(0)
+    os.close(write_end)
+    with os.fdopen(read_end) as pipe:
+        text = pipe.read()
+    os.waitpid(pid, 0)
+    try:
+        return list(json.loads(text))
+    except ValueError:
+        return []
+
+
+def _process_state() -> dict[str, Any]:
     return {
         "sys.path": list(sys.path),
         "sys.meta_path": list(sys.meta_path),
         "sys.path_hooks": list(sys.path_hooks),
         "warnings.filters": list(warnings.filters),
-        "backends.frozen": backends.flags_frozen() if hasattr(backends, "flags_frozen") else None,
     }
 
 
-def _restore(backends: Any, state: dict[str, Any]) -> None:
+def _restore(state: dict[str, Any]) -> None:
     sys.path[:] = state["sys.path"]
     sys.meta_path[:] = state["sys.meta_path"]
     sys.path_hooks[:] = state["sys.path_hooks"]
     warnings.filters[:] = state["warnings.filters"]
     warnings._filters_mutated()  # type: ignore[attr-defined]  # drop the registries' cached answers
-    if state["backends.frozen"] is False and backends.flags_frozen():
-        # torch.backends has no undo for disable_global_flags(): set the flag it reads, in the
-        # module its functions see (not always the object `torch.backends` names)
-        backends.flags_frozen.__globals__["__allow_nonbracketed_mutation_flag"] = True
 
 
 def skip_guard_latency_profile() -> bool:

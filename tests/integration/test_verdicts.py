@@ -457,19 +457,22 @@ def test_an_urgent_run_jumps_the_queue_and_avoid_still_holds(pool):
     assert avoiding.worker != first.worker
 
 
-def test_runs_find_the_test_harness_imported_and_backends_flags_settable(pool):
-    # the worker imported torch's Dynamo TestCase before forking (runtime.lean): a harvested
-    # test does not pay for it per run, and a program that never imports it still sets flags
+def test_runs_find_the_harness_s_other_modules_imported_and_torch_s_not(pool):
+    # the worker imported pytest and the rest of what torch's test harness needs besides
+    # torch before forking (runtime.lean): a run that imports the harness does not pay for
+    # them, and one that does not sees torch as plain python would, flags settable
     result = pool.run(program("""
         import sys
         import torch
-        PRELOADED = "torch._dynamo.test_case" in sys.modules
+        STATE = ("pytest" in sys.modules, hasattr(torch._dynamo, "test_case"), torch.backends.flags_frozen())
         torch.backends.cudnn.benchmark = True
+        import torch._dynamo.test_case
+        AFTER = torch.backends.flags_frozen()  # the harness's own import forbids it, as under plain python
         def fn(x):
-            return x + PRELOADED
+            return x + sum(STATE) * 10 + AFTER
         def inputs():
             return (torch.zeros(3),)
     """), Mode.COMPILED)
     assert result.outcome is Outcome.COMPLETED, result.stderr_tail
     [call] = result.observation.calls
-    assert list(call.result.values) == [1.0, 1.0, 1.0]
+    assert list(call.result.values) == [11.0, 11.0, 11.0]

@@ -1,5 +1,5 @@
-"""runtime.lean: the test harness imported once without changing what other programs see,
-and Dynamo's guard timing skipped without changing what its guards do.
+"""runtime.lean: what the test harness imports besides torch imported once, without changing
+what a program sees, and Dynamo's guard timing skipped without changing what its guards do.
 
 Each test runs in a fresh interpreter: what they import and patch is process-wide."""
 
@@ -17,43 +17,37 @@ def _run(code: str) -> dict:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-def test_preloading_the_test_harness_leaves_backends_flags_and_the_path_as_they_were():
+def test_the_harness_s_other_modules_are_imported_and_torch_s_left_to_the_run():
     found = _run("""
         import json, sys, warnings
-        import torch, torch.backends
+        import torch, torch.backends, torch._dynamo
         from mutator.runtime import lean
-        path, filters = list(sys.path), list(warnings.filters)
-        imported = lean.preload_test_modules()
-        torch.backends.cudnn.benchmark = True  # raises once common_utils turned global flags off
-        torch.backends.cudnn.benchmark = False
-        print(json.dumps({"imported": imported, "loaded": "torch._dynamo.test_case" in sys.modules,
-                          "path": sys.path == path, "filters": warnings.filters == filters}))
+        torch.compile(lambda x: x + 1, backend="eager")(torch.ones(2))  # as warm as a worker
+        path, filters, meta = list(sys.path), list(warnings.filters), list(sys.meta_path)
+        torch_modules = sorted(n for n in sys.modules if n.startswith("torch"))
+        imported = lean.preload_test_harness()
+        torch.backends.cudnn.benchmark = True  # torch's test modules (which forbid it) are not imported
+        seen = {"pytest": "pytest" in sys.modules, "setuptools": "setuptools" in sys.modules,
+                "torch_modules": sorted(n for n in sys.modules if n.startswith("torch")) == torch_modules,
+                "attribute": hasattr(torch._dynamo, "test_case"), "frozen": torch.backends.flags_frozen(),
+                "path": sys.path == path, "filters": warnings.filters == filters, "meta": sys.meta_path == meta,
+                "no_torch": all(not n.startswith("torch") for n in imported)}
+        import torch._dynamo.test_case  # the run's own import: torch's part runs, and does what it does
+        seen["frozen_after_import"] = torch.backends.flags_frozen()
+        print(json.dumps(seen))
     """)
-    assert found == {"imported": list(lean_modules()), "loaded": True, "path": True, "filters": True}
+    assert found == {"pytest": True, "setuptools": True, "torch_modules": True, "attribute": False, "frozen": False,
+                     "path": True, "filters": True, "meta": True, "no_torch": True, "frozen_after_import": True}
 
 
-def test_without_the_restore_importing_the_harness_does_change_them():
-    # what the restore is for: if this stops holding, the restore is dead code
+def test_a_harness_this_torch_lacks_brings_in_nothing():
     found = _run("""
         import json
-        import torch, torch.backends
-        import torch._dynamo.test_case
-        try:
-            torch.backends.cudnn.benchmark = True
-            print(json.dumps({"settable": True}))
-        except RuntimeError:
-            print(json.dumps({"settable": False}))
-    """)
-    assert found == {"settable": False}
-
-
-def test_a_module_the_torch_lacks_is_skipped():
-    found = _run("""
-        import json
+        import torch
         from mutator.runtime import lean
-        print(json.dumps(lean.preload_test_modules(("torch._dynamo.test_case", "torch.no_such_module"))))
+        print(json.dumps(lean.preload_test_harness(("torch.no_such_module",))))
     """)
-    assert found == ["torch._dynamo.test_case"]
+    assert found == []
 
 
 def test_guards_without_their_latency_profile_still_guard():
@@ -76,8 +70,3 @@ def test_guards_without_their_latency_profile_still_guard():
     assert found == {"skipped": True, "out": [[2.0, 2.0], [2.0, 2.0], [3.0, 3.0]], "graphs": 2,
                      "profile": "_no_latency"}
 
-
-def lean_modules() -> tuple[str, ...]:
-    from mutator.runtime.lean import TEST_MODULES
-
-    return TEST_MODULES
