@@ -24,7 +24,10 @@ from __future__ import annotations
 import importlib
 import json
 import os
+import select
+import signal
 import sys
+import time
 import warnings
 from typing import Any
 
@@ -57,9 +60,10 @@ def preload_test_harness(harness: tuple[str, ...] = HARNESS) -> tuple[str, ...]:
     return tuple(imported)
 
 
-def _brought_in(harness: tuple[str, ...]) -> list[str]:
+def _brought_in(harness: tuple[str, ...], timeout: float = 120.0) -> list[str]:
     """The modules not of torch that a forked child of this process imports when it imports
-    `harness` (those of it this torch has), in the order it imported them."""
+    `harness` (those of it this torch has), in the order it imported them; none from a child
+    that takes longer than `timeout` seconds (it is killed: the worker must come up)."""
     read_end, write_end = os.pipe()
     pid = os.fork()
     if pid == 0:  # pragma: no cover - the child reports through the pipe
@@ -77,9 +81,18 @@ def _brought_in(harness: tuple[str, ...]) -> list[str]:
         finally:
             os._exit(0)
     os.close(write_end)
-    with os.fdopen(read_end) as pipe:
-        text = pipe.read()
+    chunks, deadline = [], time.monotonic() + timeout
+    with os.fdopen(read_end, "rb", buffering=0) as pipe:
+        while (left := deadline - time.monotonic()) > 0 and select.select([pipe], [], [], left)[0]:
+            chunk = pipe.read(1 << 16)
+            if not chunk:
+                break
+            chunks.append(chunk)
+        else:
+            os.kill(pid, signal.SIGKILL)
+            chunks = []
     os.waitpid(pid, 0)
+    text = b"".join(chunks).decode("utf-8", "replace")
     try:
         return list(json.loads(text))
     except ValueError:

@@ -70,3 +70,16 @@ def test_guards_without_their_latency_profile_still_guard():
     assert found == {"skipped": True, "out": [[2.0, 2.0], [2.0, 2.0], [3.0, 3.0]], "graphs": 2,
                      "profile": "_no_latency"}
 
+
+
+def test_a_harness_import_that_hangs_is_given_up_on(tmp_path):
+    (tmp_path / "hangs_forever.py").write_text("import time\nwhile True:\n    time.sleep(1)\n")
+    found = _run(f"""
+        import json, sys, time
+        sys.path.insert(0, {str(tmp_path)!r})
+        from mutator.runtime import lean
+        started = time.monotonic()
+        brought = lean._brought_in(("hangs_forever",), timeout=2.0)
+        print(json.dumps({{"brought": brought, "given_up": time.monotonic() - started < 30}}))
+    """)
+    assert found == {"brought": [], "given_up": True}
