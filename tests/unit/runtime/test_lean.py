@@ -57,7 +57,6 @@ def test_guards_without_their_latency_profile_still_guard():
         from torch._dynamo import utils
         from mutator.runtime import lean
         skipped = lean.skip_guard_latency_profile()
-        counts = utils.counters
         def f(x, n):
             return x * n
         compiled = torch.compile(f, backend="eager")
@@ -69,7 +68,6 @@ def test_guards_without_their_latency_profile_still_guard():
     # the same input reuses the frame's code; another constant fails its guard and recompiles
     assert found == {"skipped": True, "out": [[2.0, 2.0], [2.0, 2.0], [3.0, 3.0]], "graphs": 2,
                      "profile": "_no_latency"}
-
 
 
 def test_a_harness_import_that_hangs_is_given_up_on(tmp_path):
