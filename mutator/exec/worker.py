@@ -213,10 +213,7 @@ def run_isolated(job: Job, private_fds: tuple[int, ...] = ()) -> ExecResult:
     """Run `job` in a forked child and describe how it ended; never raises for the program."""
     own = time.process_time()  # this worker's CPU on the run: isolation (the child counts its own)
     _reap_exiting()
-    # What this process made since warm-up (the parsed programs of the mutants it built) joins
-    # the frozen heap, so that the child's collections do not walk, and copy, its pages.
-    gc.collect()
-    gc.freeze()
+    _settle()
     scratch = tempfile.mkdtemp(prefix="mutator-run-")
     read_end, write_end = os.pipe()
     started = time.monotonic()
@@ -242,6 +239,21 @@ def run_isolated(job: Job, private_fds: tuple[int, ...] = ()) -> ExecResult:
     result = _result(job, frames, status, timed_out=timed_out, overflow=overflow, seconds=seconds,
                      stderr_tail=stderr_tail)
     return dataclasses.replace(result, cpu=(*result.cpu, (cpu.ISOLATION, time.process_time() - own)))
+
+
+def _settle() -> None:
+    """Make this process cheap to fork: what it made since warm-up (the parsed programs of the
+    mutants it built) joins the frozen heap, so that the child's collections do not walk, and
+    copy, its pages; and, once it has shown to be a worker that runs many programs, its memory
+    is backed by huge pages, now and then again for what it allocated since (`lean.huge_pages`)."""
+    global _forks
+    from mutator.runtime import lean
+
+    gc.collect()
+    gc.freeze()
+    _forks += 1
+    if _forks == lean.COLLAPSE_FIRST or _forks % lean.COLLAPSE_EVERY == 0:
+        lean.huge_pages()
 
 
 def _child(job: Job, write_end: int, scratch: str, private_fds: tuple[int, ...]) -> None:
@@ -385,6 +397,7 @@ def _collect(read_end: int, pid: int, deadline: float) -> tuple[list[Any], bool,
 
 
 _exiting: list[int] = []  # children that reported and are still tearing down
+_forks = 0  # runs forked from this worker so far (see _settle)
 
 
 def _reap(pid: int, *, wait: bool) -> int | None:

@@ -81,3 +81,31 @@ def test_a_harness_import_that_hangs_is_given_up_on(tmp_path):
         print(json.dumps({{"brought": brought, "given_up": time.monotonic() - started < 30}}))
     """)
     assert found == {"brought": [], "given_up": True}
+
+
+def test_huge_pages_back_the_heap_where_the_kernel_can_and_change_nothing_in_it():
+    found = _run("""
+        import json, os, platform
+        from mutator.runtime import lean
+        block = bytearray(os.urandom(1 << 20)) * 64  # 64 MB of the heap, written
+        digest = hash(bytes(block))
+        before = lean._anon_huge_bytes()
+        backed = lean.huge_pages()
+        pid = os.fork()  # a child of the collapsed process reads and writes its copy
+        if pid == 0:
+            block[0] ^= 1
+            os._exit(0 if hash(bytes(block)) != digest else 3)
+        _, status = os.waitpid(pid, 0)
+        try:
+            mode = open("/sys/kernel/mm/transparent_hugepage/enabled").read()
+        except OSError:
+            mode = "[never]"
+        release = tuple(int(part) for part in platform.release().split("-")[0].split(".")[:2])
+        print(json.dumps({"can": release >= (6, 1) and "[never]" not in mode, "grew": backed - before,
+                          "same": hash(bytes(block)) == digest, "child": os.waitstatus_to_exitcode(status)}))
+    """)
+    assert found["same"] and found["child"] == 0
+    if found["can"]:
+        assert found["grew"] >= 32 << 20
+    else:
+        assert found["grew"] == 0
