@@ -69,7 +69,9 @@ class CampaignConfig:
     configurations: tuple[str, ...] = (DEFAULT,)
     avoid_known: bool = True  # queue entries whose mutants keep hitting known bugs get less energy
     sweep_share: float = SWEEP_SHARE  # of the checks, while queue entries wait to be swept under other configurations
-    arc_share: float = 1.0  # of the mutants' and sweeps' compiled runs, those that record arcs (coverage.py's tracer)
+    # of the mutants' and sweeps' compiled runs, those that record arcs (coverage.py's tracer); a
+    # campaign.json without it is from before --arc-share, when every run recorded them
+    arc_share: float = 1.0
     llm: dict[str, Any] | None = None  # the LLM's public settings (model, endpoint, budgets; never the key)
     sandbox: str = ""  # the confinement of the latest session's runs ("landlock ABI 7", "audit hooks", "off")
     tracer: str = ""  # what recorded the latest session's arcs ("sys.monitoring", "coverage.py C tracer")

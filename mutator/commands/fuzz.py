@@ -34,7 +34,7 @@ from mutator.exec import ExecutorError
 from mutator.exec.pool import WorkerPool
 from mutator.findings.store import FindingStore
 from mutator.campaign.filing import Filing
-from mutator.campaign.fuzzer import Budget, Fuzzer
+from mutator.campaign.fuzzer import ARC_SHARE, Budget, Fuzzer
 from mutator.campaign.lane import Lane
 from mutator.campaign.lanes.confirming import ConfirmLane, status_counts
 from mutator.campaign.lanes.confirming import describe as describe_versions
@@ -120,10 +120,11 @@ CAMPAIGN_OPTIONS = ("corpus_dirs", "backend", "schedule", "seed", "timeout", "me
 @click.option("--sweep-share", type=click.FloatRange(min=0.0, max=1.0), default=SWEEP_SHARE, show_default=True,
               help="At most this share of the checks sweeps queue entries, as they are, under the configurations they "
                    "were not checked under (0: none; mutants still take every configuration).")
-@click.option("--arc-share", type=click.FloatRange(min=0.0, max=1.0), default=1.0, show_default=True,
+@click.option("--arc-share", type=click.FloatRange(min=0.0, max=1.0), default=ARC_SHARE, show_default=True,
               help="The share of the mutants' and sweeps' compiled runs that record arcs where the workers trace them "
                    "with coverage.py (Python 3.10, 3.11: a traced compile takes about 1.7 times as long); the others "
-                   "are guided by Dynamo's signals alone. With sys.monitoring (Python 3.12+) every run records them.")
+                   "are guided by Dynamo's signals alone (1: every run records them). With sys.monitoring (Python "
+                   "3.12+) every run records them.")
 @click.option("--no-rejudge-known", is_flag=True,
               help="Know the bugs of --known only by what they were filed under, without judging their programs on "
                    "this torch first (where a crash site moved between releases, the bug then looks new).")
