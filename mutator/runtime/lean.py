@@ -41,6 +41,7 @@ import warnings
 from typing import Any
 
 MADV_COLLAPSE = 25  # linux/mman.h, Linux 6.1+
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
 COLLAPSE_FIRST = 16  # the run before which a worker first collapses its memory (a short-lived one never does)
 COLLAPSE_EVERY = 256  # and again every this many runs: what the worker allocated since (1 ms when nothing)
 
@@ -78,10 +79,12 @@ def _brought_in(harness: tuple[str, ...], timeout: float = 120.0) -> list[str]:
     `harness` (those of it this torch has), in the order it imported them; none from a child
     that takes longer than `timeout` seconds (it is killed: the worker must come up)."""
     read_end, write_end = os.pipe()
+    parent = os.getpid()
     pid = os.fork()
     if pid == 0:  # pragma: no cover - the child reports through the pipe
         try:
             os.close(read_end)
+            _die_with(parent)
             known = set(sys.modules)
             for name in harness:
                 try:
@@ -110,6 +113,17 @@ def _brought_in(harness: tuple[str, ...], timeout: float = 120.0) -> list[str]:
         return list(json.loads(text))
     except ValueError:
         return []
+
+
+def _die_with(parent: int) -> None:
+    """In a forked child: be killed when `parent` (the worker warming up) dies, and exit now if
+    it has died already (Linux; elsewhere the child finishes its imports and exits alone)."""
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:
+        os._exit(0)
 
 
 def _process_state() -> dict[str, Any]:

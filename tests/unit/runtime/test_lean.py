@@ -9,6 +9,7 @@ import json
 import subprocess
 import sys
 import textwrap
+import time
 
 
 def _run(code: str) -> dict:
@@ -82,6 +83,41 @@ def test_a_harness_import_that_hangs_is_given_up_on(tmp_path):
     """)
     assert found == {"brought": [], "given_up": True}
 
+
+
+def test_the_child_naming_the_harness_s_modules_dies_with_its_worker(tmp_path):
+    """A worker killed while its warm-up waits for that child leaves no child importing on."""
+    pid_file = tmp_path / "child.pid"
+    (tmp_path / "hangs_forever.py").write_text(
+        f"import os, time\nopen({str(pid_file)!r}, 'w').write(str(os.getpid()))\nwhile True:\n    time.sleep(1)\n")
+    code = f"""
+        import sys
+        sys.path.insert(0, {str(tmp_path)!r})
+        from mutator.runtime import lean
+        lean._brought_in(("hangs_forever",))
+    """
+    worker = subprocess.Popen([sys.executable, "-c", textwrap.dedent(code)])
+    try:
+        deadline = time.monotonic() + 120
+        while not pid_file.exists() or not pid_file.read_text():
+            assert time.monotonic() < deadline and worker.poll() is None, "the child never started importing"
+            time.sleep(0.05)
+        child = int(pid_file.read_text())
+    finally:
+        worker.kill()
+        worker.wait()
+    deadline = time.monotonic() + 30
+    while _alive(child):
+        assert time.monotonic() < deadline, "the child outlived its worker"
+        time.sleep(0.05)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"  # a zombie has ended
+    except FileNotFoundError:
+        return False
 
 def test_huge_pages_back_the_heap_where_the_kernel_can_and_change_nothing_in_it():
     found = _run("""
