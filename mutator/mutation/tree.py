@@ -36,10 +36,9 @@ _SOURCE_ORDER: dict[type, tuple[str, ...]] = {  # where declaration order is not
 
 
 def children(node: cst.CSTNode) -> list[cst.CSTNode]:
-    """node.children, read straight from the dataclass fields (libcst's property runs a visitor: slow).
-
-    Syntax nodes come in source order; whitespace and bracket tokens may not, which no query here minds.
-    """
+    """node.children without layout and punctuation (whitespace, newlines, comments, commas,
+    dots, brackets), read straight from the dataclass fields (libcst's property runs a
+    visitor: slow), in source order."""
     fields = _FIELDS.get(type(node))
     if fields is None:
         first = _SOURCE_ORDER.get(type(node), ())
@@ -56,14 +55,20 @@ def children(node: cst.CSTNode) -> list[cst.CSTNode]:
 
 
 _NODE_TYPES: dict[type, bool] = {}
+# Nodes of layout and punctuation: three in five of a module's nodes, and nothing an operator
+# rewrites, hooks or asks about (they are reached through their owner's fields when needed)
+_LAYOUT = (cst.SimpleWhitespace, cst.ParenthesizedWhitespace, cst.Newline, cst.TrailingWhitespace, cst.EmptyLine,
+           cst.Comment, cst.Comma, cst.Dot, cst.Colon, cst.Semicolon, cst.AssignEqual, cst.LeftParen, cst.RightParen,
+           cst.LeftSquareBracket, cst.RightSquareBracket, cst.LeftCurlyBrace, cst.RightCurlyBrace)
 
 
 def _is_node(value: object) -> bool:
-    """isinstance(value, cst.CSTNode), memoised per type (CSTNode is an ABC: isinstance is slow)."""
+    """Whether `value` is a syntax node (a `cst.CSTNode` but no layout or punctuation), memoised
+    per type (CSTNode is an ABC: isinstance is slow)."""
     kind = type(value)
     known = _NODE_TYPES.get(kind)
     if known is None:
-        known = _NODE_TYPES[kind] = issubclass(kind, cst.CSTNode)
+        known = _NODE_TYPES[kind] = issubclass(kind, cst.CSTNode) and not issubclass(kind, _LAYOUT)
     return known
 
 
