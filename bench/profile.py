@@ -9,9 +9,10 @@ takes its whole CPU from the operating system (the driver, its workers and every
 they reaped: `RUSAGE_CHILDREN`), then its own account of it by stage (stats.json's `cpu`,
 `mutator.core.cpu`): the loop's stages in the driver, and per check the mutant's build, the
 eager run, the compiled run's compilations and the rest of it (coverage tracing included),
-collecting coverage, judging, isolation (fork, sandbox, report), the workers' messages, the
+collecting coverage, judging, isolation (fork, sandbox, report), the runs' report and exit
+(what a forked child used beyond its own stages, from the kernel), the workers' messages, the
 confirmation runs, background reduction and the workers' warm-up. What the account does not
-cover (process start-up, the exit of forked children) is printed as "unaccounted".
+cover (the processes' start-up, the driver's other threads) is printed as "unaccounted".
 
 Then, in this process, the limit: the kept programs of the campaign's queue (up to
 `--limit-programs`), each run once eagerly and once compiled in a warm process, with no
@@ -112,7 +113,7 @@ def stage_table(name: str, corpus: list[str], jobs: int, wall: float, used: floa
     print(f"{name}: {', '.join(corpus)}; {checks} checks in {wall:.0f} s of wall clock, {jobs} workers; "
           f"{used:.0f} s of CPU in all (driver, workers, runs), {used / checks * 1000:.0f} ms per check")
     print(f"{'stage':58} {'CPU s':>9} {'ms/check':>9} {'share':>7}")
-    rows = sorted(ledger.items(), key=lambda kv: -kv[1]) + [("unaccounted (start-up, children's exit, ...)",
+    rows = sorted(ledger.items(), key=lambda kv: -kv[1]) + [("unaccounted (processes' start-up, ...)",
                                                               max(0.0, used - accounted))]
     for line, seconds in rows:
         print(f"{line:58} {seconds:9.1f} {seconds / checks * 1000:9.1f} {seconds / max(used, 1e-9):7.1%}")

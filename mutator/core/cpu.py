@@ -7,12 +7,15 @@ check what a campaign spends on building mutants, running them, tracing coverage
 confirming, reducing and its own bookkeeping (AFL++'s `fuzzer_stats`; `bench/profile.py`
 puts it beside the physical limit of a check).
 
-A run's stages: SETUP (the forked child's isolation before the program: the sandbox,
-limits, streams), PROGRAM (the program itself, its compilations and, compiled, coverage
-tracing while it runs), COVERAGE (collecting the features afterwards), ISOLATION (the
-worker's own work around the run: fork, collecting and unpickling the report). A check's
-first pass adds BUILD (the mutant), JUDGE (comparing the runs), REPAIR (the rules, for an
-invalid mutant) and REPORT (what of the features is new to the driver).
+A run's stages: SETUP (the forked child's isolation before the program, from the fork: the
+fork's epilogue in the child, the sandbox, limits, streams), PROGRAM (the program itself, its
+compilations and, compiled, coverage tracing while it runs), COVERAGE (collecting the features
+afterwards), ISOLATION (the worker's own work around the run: fork, collecting and unpickling
+the report), EXIT (what the child used beyond its stages, from the kernel when it is reaped:
+sending its report and exiting, the tearing down of its copy of the worker; charged to the run
+answered when it is reaped). A check's first pass adds BUILD (the mutant), JUDGE (comparing
+the runs), REPAIR (the rules, for an invalid mutant) and REPORT (what of the features is new
+to the driver).
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ BUILD = "build"
 JUDGE = "judge"
 REPAIR = "repair"
 REPORT = "report"
+EXIT = "exit"  # a forked run's report and exit, which the child cannot time itself (charged when reaped)
 IPC = "ipc"  # a worker's messages: receiving a job, sending the reply before (a worker's own CPU)
 
 # the ledger's lines for a check's stages (`mutator.judge.check.CheckReply.cpu_lines`)
@@ -39,6 +43,7 @@ LINES = {
     SETUP: "check: isolation (fork, sandbox, report)",
     ISOLATION: "check: isolation (fork, sandbox, report)",
     COVERAGE: "check: collect coverage",
+    EXIT: "check: runs' report and exit (a forked child's copy of the worker torn down)",
 }
 EAGER_RUN = "check: eager run"
 COMPILE = "check: compiled run: Dynamo compiling (with coverage tracing)"

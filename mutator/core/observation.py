@@ -203,8 +203,9 @@ class ExecResult:
     features: frozenset[int] = frozenset()
     worker: int | None = None  # pid of the warm worker that ran it
     # CPU seconds by stage (`mutator.core.cpu`): the forked child's set-up, program (with its
-    # compilations and, compiled, the coverage tracing), coverage collection and report, and
-    # the worker's own isolation work around it (fork, collecting the report)
+    # compilations and, compiled, the coverage tracing), coverage collection and report, the
+    # worker's own isolation work around it (fork, collecting the report), and what reaped
+    # children used beyond what they said (sending the report, exiting: `mutator.core.cpu.EXIT`)
     cpu: tuple[tuple[str, float], ...] = ()
 
     @property

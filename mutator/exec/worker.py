@@ -29,6 +29,7 @@ from mutator.core import cpu
 from mutator.core.build import Build
 from mutator.exec import sandbox, wire
 from mutator.core.observation import CallRecord, ExecResult, Mode, Observation, Outcome
+from mutator.core.program import Program
 from mutator.judge.check import CheckReply, CheckTask, first_pass, report_coverage
 from mutator.core.features import DYNAMO_SIGNALS, WorkerCoverage
 from mutator.exec.protocol import CheckJob, Done, Job, Ready, Stop
@@ -134,7 +135,7 @@ def warm_up(coverage_includes: tuple[str, ...] = ()) -> Ready:
     the arc tracer and record the arcs the warm-up programs cover as its baseline; with
     `DYNAMO_SIGNALS` among them, install the recorder of Dynamo's own signals.
     """
-    global _tracer, _signals, _builder, _oracle, _readable, _tasks_cgroup
+    global _tracer, _signals, _builder, _oracle, _readable, _tasks_cgroup, _harness_pending
     started = time.perf_counter()
     import torch
 
@@ -152,7 +153,6 @@ def warm_up(coverage_includes: tuple[str, ...] = ()) -> Ready:
     inductor_config.compile_threads = 1
     deterministic_memory()
     lean.skip_guard_latency_profile()
-    lean.preload_test_harness()  # before remember_library_objects: their globals are a library's
     dynamo_utils.set_compilation_metrics_limit(1_000_000)
     for program in WARMUP_PROGRAMS:
         for mode in (Mode.EAGER, Mode.COMPILED):
@@ -182,6 +182,7 @@ def warm_up(coverage_includes: tuple[str, ...] = ()) -> Ready:
     dynamo_utils.counters.clear()
     dynamo_utils.clear_compilation_metrics()
     remember_library_objects()  # after warm-up: the objects torch made while warming are its own
+    _harness_pending = True  # preloaded before the first run of a program that imports it (_settle)
     _readable = sandbox.readable_roots()
     _tasks_cgroup = sandbox.task_cgroup(sandbox.MORE_PROCESSES)
     sandbox.become_subreaper()  # what escapes a run's process group comes back to us (_reap)
@@ -213,7 +214,7 @@ def run_isolated(job: Job, private_fds: tuple[int, ...] = ()) -> ExecResult:
     """Run `job` in a forked child and describe how it ended; never raises for the program."""
     own = time.process_time()  # this worker's CPU on the run: isolation (the child counts its own)
     _reap_exiting()
-    _settle()
+    _settle(job.program)
     scratch = tempfile.mkdtemp(prefix="mutator-run-")
     read_end, write_end = os.pipe()
     started = time.monotonic()
@@ -230,7 +231,7 @@ def run_isolated(job: Job, private_fds: tuple[int, ...] = ()) -> ExecResult:
     os.close(read_end)
     # A child that reported is done; its exit (tearing down a copy of the warm heap) can
     # finish while we answer. Otherwise how it died is the answer: wait for it.
-    status = _reap(pid, wait=not reported)
+    status = _reap(pid, wait=not reported, reported=_reported_seconds(frames))
     if status is not None and not reported:  # killed or died: its orphans are ours now
         sandbox.end_descendants(spare=frozenset(_exiting))
     seconds = time.monotonic() - started
@@ -238,17 +239,27 @@ def run_isolated(job: Job, private_fds: tuple[int, ...] = ()) -> ExecResult:
     shutil.rmtree(scratch, ignore_errors=True)
     result = _result(job, frames, status, timed_out=timed_out, overflow=overflow, seconds=seconds,
                      stderr_tail=stderr_tail)
-    return dataclasses.replace(result, cpu=(*result.cpu, (cpu.ISOLATION, time.process_time() - own)))
+    return dataclasses.replace(result, cpu=(*result.cpu, *_beyond_reports(),
+                                            (cpu.ISOLATION, time.process_time() - own)))
 
 
-def _settle() -> None:
-    """Make this process cheap to fork: what it made since warm-up (the parsed programs of the
-    mutants it built) joins the frozen heap, so that the child's collections do not walk, and
-    copy, its pages; and, once it has shown to be a worker that runs many programs, its memory
-    is backed by huge pages, now and then again for what it allocated since (`lean.huge_pages`)."""
-    global _forks
+def _settle(program: Program) -> None:
+    """Make this process cheap to fork for `program`: before the first run of a program that
+    imports torch's test harness, what the harness needs besides torch is imported here, once
+    (`lean.preload_test_harness`: a worker that never sees such a program never pays for it);
+    what this process made since warm-up (the parsed programs of the mutants it built) joins
+    the frozen heap, so that the child's collections do not walk, and copy, its pages; and, once
+    it has shown to be a worker that runs many programs, its memory is backed by huge pages, now
+    and then again for what it allocated since (`lean.huge_pages`)."""
+    global _forks, _harness_pending
     from mutator.runtime import lean
 
+    if _harness_pending and lean.wants_harness(program.source):
+        from mutator.runtime.ownership import remember_library_objects
+
+        _harness_pending = False
+        lean.preload_test_harness()
+        remember_library_objects()  # the globals of what it imported are a library's
     gc.collect()
     gc.freeze()
     _forks += 1
@@ -258,7 +269,6 @@ def _settle() -> None:
 
 def _child(job: Job, write_end: int, scratch: str, private_fds: tuple[int, ...]) -> None:
     status = _INTERNAL_FAILURE
-    began = time.process_time()
     try:
         os.setpgid(0, 0)
         sandbox.die_with_parent()
@@ -304,7 +314,9 @@ def _child(job: Job, write_end: int, scratch: str, private_fds: tuple[int, ...])
             features |= _signals.stop()
         sandbox.lift_memory_limit()
         collected = time.process_time()
-        used = ((cpu.SETUP, ready - began), (cpu.PROGRAM, ran - ready), (cpu.COVERAGE, collected - ran))
+        # this process's CPU clock started at the fork: its set-up includes the fork's epilogue
+        # in the child (at-fork handlers, the first copies of the pages it wrote)
+        used = ((cpu.SETUP, ready), (cpu.PROGRAM, ran - ready), (cpu.COVERAGE, collected - ran))
         pipe.write(wire.encode(("final", (observation, features, used))))
         status = 0
     except BaseException:  # our runtime failed, not the program: report it as such
@@ -396,37 +408,65 @@ def _collect(read_end: int, pid: int, deadline: float) -> tuple[list[Any], bool,
     return reader.frames, timed_out, overflow, reported and not timed_out
 
 
-_exiting: list[int] = []  # children that reported and are still tearing down
+_exiting: dict[int, float] = {}  # children that reported and are still tearing down -> the CPU they reported
 _forks = 0  # runs forked from this worker so far (see _settle)
+_harness_pending = False  # a warm worker that has not preloaded torch's test harness yet (see _settle)
+# CPU of reaped children beyond what they reported, not yet in a run's stages: their start and
+# exit (cpu.EXIT, a reported child's, charged to the run that reaps it) and all of a child that
+# never reported (cpu.PROGRAM: a hang killed at its deadline, a crash)
+_unreported: dict[str, float] = {}
 
 
-def _reap(pid: int, *, wait: bool) -> int | None:
+def _reported_seconds(frames: list[Any]) -> float | None:
+    """The CPU a child's final report says it used, by its stages; None without one."""
+    used = next((body[2] for kind, body in frames if kind == "final"), None)
+    return sum(seconds for _, seconds in used) if used is not None else None
+
+
+def _reap(pid: int, *, wait: bool, reported: float | None = None) -> int | None:
     """The child's wait status; None if it reported and has not finished exiting yet."""
     if not wait:
-        done, status = os.waitpid(pid, os.WNOHANG)
+        done, status = _waited(pid, os.WNOHANG, reported)
         if done:
             _kill_group(pid)  # anything the program left running in its group
             return status
-        _exiting.append(pid)
+        _exiting[pid] = reported or 0.0
         return None
     deadline = time.monotonic() + KILL_GRACE
     while time.monotonic() < deadline:
-        done, status = os.waitpid(pid, os.WNOHANG)
+        done, status = _waited(pid, os.WNOHANG, reported)
         if done:
             _kill_group(pid)
             return status
         time.sleep(0.002)
     _kill_group(pid)
-    _, status = os.waitpid(pid, 0)
+    _, status = _waited(pid, 0, reported)
     return status
+
+
+def _waited(pid: int, options: int, reported: float | None) -> tuple[int, int]:
+    """`os.waitpid`, noting the CPU a reaped child used beyond `reported` (see `_unreported`)."""
+    done, status, usage = os.wait4(pid, options)
+    if done:
+        used = usage.ru_utime + usage.ru_stime  # the child's, and its reaped descendants'
+        stage = cpu.EXIT if reported is not None else cpu.PROGRAM
+        _unreported[stage] = _unreported.get(stage, 0.0) + max(0.0, used - (reported or 0.0))
+    return done, status
+
+
+def _beyond_reports() -> tuple[tuple[str, float], ...]:
+    """What `_unreported` holds, as stages of the run now answered; emptied."""
+    stages = tuple(_unreported.items())
+    _unreported.clear()
+    return stages
 
 
 def _reap_exiting() -> None:
     while _exiting:
-        pid = _exiting.pop()
+        pid, reported = _exiting.popitem()
         _kill_group(pid)
         try:
-            os.waitpid(pid, 0)
+            _waited(pid, 0, reported)
         except ChildProcessError:
             pass
     sandbox.end_descendants()  # orphans of runs killed before they could end their own

@@ -5,8 +5,10 @@ freezes, that every run would otherwise repeat (issue 32).
   harvested from a `torch._dynamo.test_case.TestCase` imports it, and with it pytest,
   setuptools and their kin: about 2,300 modules, 130-200 ms of CPU in each of a check's two
   runs, as much as compiling the program. The worker imports those that are not torch's
-  (which a forked child names by importing the harness itself); a run that imports the
-  harness then executes only torch's own part of it (about 25 ms). Torch's modules are left
+  (which a forked child names by importing the harness itself) before the first run of a
+  program that `wants_harness` (a worker fuzzing only programs of its own never pays the
+  seconds this takes); a run that imports the harness then executes only torch's own part
+  of it (about 25 ms). Torch's modules are left
   for the run to import, as plain python would: what they change for every program
   (`common_utils` forbids setting `torch.backends` flags outside their `flags()` context) and
   which attributes of `torch` they make reachable stay the run's doing. What the modules
@@ -51,6 +53,17 @@ HARNESS = (
     "torch.testing._internal.common_utils",
     "torch.testing._internal.common_device_type",
 )
+
+
+# what a program that imports torch's test harness says (`torch._dynamo.test_case`, `from
+# torch._dynamo import test_case`, `torch.testing._internal.common_utils`): a false alarm costs
+# one preload, a miss that program's runs the imports (as without the preload)
+HARNESS_MARKS = ("test_case", "torch._dynamo.testing", "torch.testing._internal")
+
+
+def wants_harness(source: str) -> bool:
+    """Whether a program may import torch's test harness (a test harvested from PyTorch's)."""
+    return any(mark in source for mark in HARNESS_MARKS)
 
 
 def preload_test_harness(harness: tuple[str, ...] = HARNESS) -> tuple[str, ...]:

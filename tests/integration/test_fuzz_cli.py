@@ -75,6 +75,7 @@ def test_fills_the_campaign_and_resumes_where_it_stopped(small_corpus: Path, tmp
     cpu = json.loads((out / "stats.json").read_text())["cpu"]
     for line in ("check: eager run", "check: compiled run: Dynamo compiling (with coverage tracing)",
                  "check: isolation (fork, sandbox, report)", "workers: warm-up (import torch, warm Dynamo)",
+                 "check: runs' report and exit (a forked child's copy of the worker torn down)",
                  "driver: process replies (merge, file, keep, learn)"):
         assert cpu.get(line, 0) > 0, (line, cpu)
     config = json.loads((out / "campaign.json").read_text())

@@ -476,3 +476,61 @@ def test_runs_find_the_harness_s_other_modules_imported_and_torch_s_not(pool):
     assert result.outcome is Outcome.COMPLETED, result.stderr_tail
     [call] = result.observation.calls
     assert list(call.result.values) == [11.0, 11.0, 11.0]
+
+
+def test_runs_tell_what_their_children_used_beyond_their_own_stages(pool):
+    # a forked child's report and exit (its copy of the warm worker torn down) is CPU no stage
+    # of its own can time: the kernel's count, charged to the run during which the worker
+    # reaped it; a child that never reports is charged whole to its program
+    from mutator.core import cpu
+
+    quick = program("""
+        import torch
+        def fn(x):
+            return x + 1
+        def inputs():
+            return (torch.zeros(3),)
+    """)
+    stages = [dict(pool.run(quick, Mode.EAGER).cpu) for _ in range(4)]
+    assert sum(s.get(cpu.EXIT, 0.0) for s in stages) > 0, stages
+    assert all(seconds >= 0 for s in stages for seconds in s.values())
+    hang = pool.run(program("""
+        import torch
+        def fn(x):
+            while True:
+                x = x + 1
+        def inputs():
+            return (torch.zeros(3),)
+    """), Mode.EAGER, RunConfig(timeout=2.0))
+    assert hang.outcome is Outcome.TIMEOUT
+    assert dict(hang.cpu).get(cpu.PROGRAM, 0.0) > 0, hang.cpu
+
+
+def test_a_worker_preloads_the_harness_for_the_first_program_that_imports_it_and_not_before():
+    from mutator.exec.pool import WorkerPool
+
+    plain = program("""
+        import sys
+        import torch
+        SEEN = "pytest" in sys.modules
+        def fn(x):
+            return x + SEEN
+        def inputs():
+            return (torch.zeros(2),)
+    """)
+    harvested = program("""
+        import torch
+        import torch._dynamo.test_case
+        def fn(x):
+            return x + 1
+        def inputs():
+            return (torch.zeros(2),)
+    """)
+    with WorkerPool(workers=1, config=RunConfig(timeout=30)) as own:
+        seen = []
+        for prog in (plain, harvested, plain):
+            result = own.run(prog, Mode.EAGER)
+            assert result.outcome is Outcome.COMPLETED, result.stderr_tail
+            [call] = result.observation.calls
+            seen.append(list(call.result.values))
+    assert seen == [[0.0, 0.0], [1.0, 1.0], [1.0, 1.0]]

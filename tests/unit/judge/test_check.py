@@ -495,7 +495,7 @@ def test_a_checks_cpu_is_told_by_stage_with_compilation_apart_and_confirmation_a
     from mutator.core import cpu
     from mutator.core.observation import CompileStats
 
-    eager = replace(run(), cpu=((cpu.SETUP, 0.01), (cpu.PROGRAM, 0.1), (cpu.ISOLATION, 0.02)))
+    eager = replace(run(), cpu=((cpu.SETUP, 0.01), (cpu.PROGRAM, 0.1), (cpu.EXIT, 0.006), (cpu.ISOLATION, 0.02)))
     compiled = compiled_run(compile_stats=CompileStats(compile_seconds=0.3))
     compiled = replace(compiled, cpu=((cpu.PROGRAM, 0.5), (cpu.COVERAGE, 0.05)))
     again = replace(run(), cpu=((cpu.PROGRAM, 0.2), (cpu.SETUP, 0.01)))
@@ -505,7 +505,8 @@ def test_a_checks_cpu_is_told_by_stage_with_compilation_apart_and_confirmation_a
     for line, seconds in reply.cpu_lines():
         lines[line] = lines.get(line, 0.0) + seconds
     assert lines == pytest.approx({cpu.LINES[cpu.BUILD]: 0.04, cpu.LINES[cpu.JUDGE]: 0.03, cpu.LINES[cpu.IPC]: 0.001,
-                                   cpu.EAGER_RUN: 0.1, cpu.LINES[cpu.SETUP]: 0.03, cpu.COMPILE: 0.3,
+                                   cpu.EAGER_RUN: 0.1, cpu.LINES[cpu.SETUP]: 0.03, cpu.LINES[cpu.EXIT]: 0.006,
+                                   cpu.COMPILE: 0.3,
                                    cpu.COMPILED_RUN: 0.2, cpu.LINES[cpu.COVERAGE]: 0.05, cpu.CONFIRMATION: 0.21})
     ledger = cpu.Ledger()
     ledger.add_all(reply.cpu_lines())

@@ -145,3 +145,14 @@ def test_huge_pages_back_the_heap_where_the_kernel_can_and_change_nothing_in_it(
         assert found["grew"] >= 32 << 20
     else:
         assert found["grew"] == 0
+
+
+def test_programs_that_import_torch_s_test_harness_are_told_apart():
+    from mutator.runtime.lean import wants_harness
+
+    assert wants_harness("from torch._dynamo.test_case import TestCase, run_tests\n")
+    assert wants_harness("import torch._dynamo.test_case\nimport torch._dynamo.testing\n")
+    assert wants_harness("from torch._dynamo import test_case\n")
+    assert wants_harness("from torch.testing._internal.common_utils import instantiate_parametrized_tests\n")
+    assert not wants_harness("import torch\ntorch.testing.assert_close(torch.ones(2), torch.ones(2))\n")
+    assert not wants_harness("import unittest\nclass T(unittest.TestCase):\n    pass\n")
