@@ -411,9 +411,9 @@ def _collect(read_end: int, pid: int, deadline: float) -> tuple[list[Any], bool,
 _exiting: dict[int, float] = {}  # children that reported and are still tearing down -> the CPU they reported
 _forks = 0  # runs forked from this worker so far (see _settle)
 _harness_pending = False  # a warm worker that has not preloaded torch's test harness yet (see _settle)
-# CPU of reaped children beyond what they reported, not yet in a run's stages: their start and
-# exit (cpu.EXIT, a reported child's, charged to the run that reaps it) and all of a child that
-# never reported (cpu.PROGRAM: a hang killed at its deadline, a crash)
+# CPU of reaped children beyond what they reported, not yet in a run's stages: sending the report
+# and exiting (cpu.EXIT, a reported child's, charged to the run that reaps it) and all of a child
+# that never reported (cpu.PROGRAM: a hang killed at its deadline, a crash)
 _unreported: dict[str, float] = {}
 
 

@@ -8,12 +8,11 @@ freezes, that every run would otherwise repeat (issue 32).
   (which a forked child names by importing the harness itself) before the first run of a
   program that `wants_harness` (a worker fuzzing only programs of its own never pays the
   seconds this takes); a run that imports the harness then executes only torch's own part
-  of it (about 25 ms). Torch's modules are left
-  for the run to import, as plain python would: what they change for every program
-  (`common_utils` forbids setting `torch.backends` flags outside their `flags()` context) and
-  which attributes of `torch` they make reachable stay the run's doing. What the modules
-  imported here change in the process (setuptools appends its vendored packages to
-  `sys.path`) is put back.
+  of it (about 25 ms). Torch's modules are left for the run to import, as plain python
+  would: what they change for every program (`common_utils` forbids setting `torch.backends`
+  flags outside their `flags()` context) and which attributes of `torch` they make reachable
+  stay the run's doing. What the modules imported here change in the process (setuptools
+  appends its vendored packages to `sys.path`) is put back.
 - `skip_guard_latency_profile`: after building each frame's guards Dynamo times them once
   (`profile_guard_manager`, behind a flush of the CPU's caches) for a latency metric that
   only its logs and compilation metrics show: 15-50 ms of every compiled frame in a forked
@@ -24,9 +23,8 @@ freezes, that every run would otherwise repeat (issue 32).
   down again (9-13 ms of the child's CPU): a quarter of an eager run, and two to four forks
   per check. Backed by transparent huge pages (Linux 6.1+: `MADV_COLLAPSE`, whatever the
   system's THP setting is) that memory has 512 times fewer entries: 2-2.5 ms per fork and
-  4-7 ms per child's start and exit, what the child writes still copied a 4 KB page at a
-  time. The memory's contents do not change; it grows by the holes the collapse fills (about
-  5%).
+  4-7 ms per child's exit, what the child writes still copied a 4 KB page at a time. The
+  memory's contents do not change; it grows by the holes the collapse fills (about 5%).
 """
 
 from __future__ import annotations
