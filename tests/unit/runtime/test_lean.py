@@ -84,7 +84,6 @@ def test_a_harness_import_that_hangs_is_given_up_on(tmp_path):
     assert found == {"brought": [], "given_up": True}
 
 
-
 def test_the_child_naming_the_harness_s_modules_dies_with_its_worker(tmp_path):
     """A worker killed while its warm-up waits for that child leaves no child importing on."""
     pid_file = tmp_path / "child.pid"
@@ -118,6 +117,7 @@ def _alive(pid: int) -> bool:
             return stat.read().rsplit(")", 1)[1].split()[0] != "Z"  # a zombie has ended
     except FileNotFoundError:
         return False
+
 
 def test_huge_pages_back_the_heap_where_the_kernel_can_and_change_nothing_in_it():
     found = _run("""
