@@ -1,4 +1,5 @@
-"""Builders for synthetic observations, so oracle and comparison rules are tested without torch."""
+"""Builders for synthetic observations, so oracle and comparison rules are tested without torch;
+and what tests ask of processes."""
 
 from __future__ import annotations
 
@@ -68,3 +69,12 @@ def compiled_run(**kwargs) -> ExecResult:
 def with_fullgraph(result: ExecResult) -> ExecResult:
     return replace(result, observation=replace(result.observation,
                                                compiled=(CompiledCallable("fn", "eager", True, None),)))
+
+
+def alive(pid: int) -> bool:
+    """Running (a zombie is dead: it only waits to be reaped)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False

@@ -38,6 +38,7 @@ import signal
 import sys
 import time
 import warnings
+from pathlib import Path
 from typing import Any
 
 MADV_COLLAPSE = 25  # linux/mman.h, Linux 6.1+
@@ -128,7 +129,8 @@ def _brought_in(harness: tuple[str, ...], timeout: float = 120.0) -> list[str]:
 
 def _die_with(parent: int) -> None:
     """In a forked child: be killed when `parent` (the worker warming up) dies, and exit now if
-    it has died already (Linux; elsewhere the child finishes its imports and exits alone)."""
+    it has died already (Linux; elsewhere the child finishes its imports and exits alone). The
+    twin of `mutator.exec.sandbox.die_with_parent`, which this layer may not import."""
     try:
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     except (OSError, AttributeError):
@@ -176,8 +178,8 @@ def huge_pages() -> int:
     can; the bytes of it backed by huge pages afterwards (0 where the kernel cannot: before
     Linux 6.1, THP disabled, not Linux)."""
     try:
-        size = int(open("/sys/kernel/mm/transparent_hugepage/hpage_pmd_size").read())
-        maps = open("/proc/self/maps").read().splitlines()
+        size = int(Path("/sys/kernel/mm/transparent_hugepage/hpage_pmd_size").read_text())
+        maps = Path("/proc/self/maps").read_text().splitlines()
         madvise = ctypes.CDLL(None, use_errno=True).madvise
     except (OSError, ValueError, AttributeError):
         return 0

@@ -21,6 +21,7 @@ from mutator.core.observation import Outcome, RunConfig
 from mutator.core.verdict import Verdict
 
 from tests.conftest import ONLY_COMPILED, program
+from tests.helpers import alive
 
 pytestmark = pytest.mark.integration
 
@@ -114,9 +115,9 @@ def test_processes_a_program_leaves_running_do_not_outlive_its_run(checker):
         next(line for line in run.observation.stdout.head.splitlines() if line.startswith("PIDS "))[5:])]
     assert len(pids) == 20 * len(result.runs)
     deadline = time.monotonic() + 10
-    while time.monotonic() < deadline and any(map(_alive, pids)):
+    while time.monotonic() < deadline and any(map(alive, pids)):
         time.sleep(0.2)
-    assert [pid for pid in pids if _alive(pid)] == []
+    assert [pid for pid in pids if alive(pid)] == []
 
 
 FORK_BOMB = "exec('while True:\\n    try:\\n        os.fork()\\n    except OSError:\\n        pass')"
@@ -162,15 +163,6 @@ def test_a_fork_bomb_is_held_to_the_run_s_process_limit_and_ends_with_its_run(po
     assert _system_tasks() <= before + 16, (before, _system_tasks())
     after = Checker(pool).check(program(LIMITED.format(action="pass")))  # the workers go on as before
     assert after.verdict is Verdict.PASS, after.judgement
-
-
-def _alive(pid: int) -> bool:
-    """Running (a zombie is dead: it only waits to be reaped)."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
 
 
 def test_a_full_disk_stops_the_campaign_cleanly_with_everything_written_before_whole(tmp_path, monkeypatch):

@@ -11,6 +11,8 @@ import sys
 import textwrap
 import time
 
+from tests.helpers import alive
+
 
 def _run(code: str) -> dict:
     proc = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=300)
@@ -106,17 +108,9 @@ def test_the_child_naming_the_harness_s_modules_dies_with_its_worker(tmp_path):
         worker.kill()
         worker.wait()
     deadline = time.monotonic() + 30
-    while _alive(child):
+    while alive(child):
         assert time.monotonic() < deadline, "the child outlived its worker"
         time.sleep(0.05)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"  # a zombie has ended
-    except FileNotFoundError:
-        return False
 
 
 def test_huge_pages_back_the_heap_where_the_kernel_can_and_change_nothing_in_it():
