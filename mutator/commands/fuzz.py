@@ -20,7 +20,7 @@ import click
 from rich.console import Console
 
 from mutator.campaign.directory import Campaign, CampaignConfig, CampaignError, chosen_seed
-from mutator.judge.check import Checker
+from mutator.judge.check import Checker, untraced
 from mutator.commands.common import (EXIT_USAGE, Duration, absolute_interpreters, configurations_option,
                                      offered_configurations, open_executor, python_option, ray_option, run_config,
                                      run_options)
@@ -312,7 +312,7 @@ def _rejudge_known(known: KnownBugs, pool, *, backend: str, offered: tuple[str, 
     if not todo:
         return
     with progress(None, f"judging the {len(todo)} programs of the known bugs on {pool.build.describe()}") as bar:
-        added = known.rejudge(Checker(pool), pool.build, backend=backend, offered=offered,
+        added = known.rejudge(Checker(pool, config=untraced(pool.config)), pool.build, backend=backend, offered=offered,
                               progress=lambda done, total: bar.advance())
     click.echo(f"known: their {len(todo)} programs judged on this torch show {added} signatures they were not filed "
                "under; those are known too", err=True)

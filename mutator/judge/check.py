@@ -381,6 +381,9 @@ class Checker:
         first = reply.result
         assert first is not None
         program, eager, compiled = first.program, first.eager, first.compiled
+        # the confirmation's runs only judge: their arcs would be traced for nobody (the check's
+        # features are its first compiled run's), at up to twice the compile
+        config = untraced(config)
         modes = [Mode.EAGER, Mode.COMPILED] + ([Mode.REFERENCE] if first.judgement.numeric else [])
         perturbed = dataclasses.replace(config, perturb_compiler_state=True)
         futures = [self._runner.submit(program, mode, perturbed if i == 0 else config,
@@ -463,6 +466,12 @@ class Checker:
                                                f"({first.reason}), then {second.verdict.name}",
                              masked=first.masked)
         return first
+
+
+def untraced(config: RunConfig) -> RunConfig:
+    """`config` without arcs: for runs that only judge (confirmation, reduction, known bugs
+    judged again), whose coverage nobody reads."""
+    return dataclasses.replace(config, arcs=False) if config.arcs else config
 
 
 _MAX_DERIVED = 4096

@@ -22,7 +22,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, wait
 import dataclasses
 from dataclasses import dataclass
 
-from mutator.judge.check import Checker, CheckResult, Runner
+from mutator.judge.check import Checker, CheckResult, Runner, untraced
 from mutator.findings.needs import message_key
 from mutator.findings.signature import Signature
 from mutator.core.observation import ExecResult, Mode, RunConfig
@@ -67,6 +67,8 @@ class Reducer:
                  oracle: Oracle | None = None, clock: Callable[[], float] = time.monotonic) -> None:
         self._runner = runner
         self._workers = max(1, workers)
+        # a reduction's runs only judge: no arcs (traced, a compile takes up to twice as long)
+        config = untraced(config or getattr(runner, "config", None) or RunConfig())
         self._config = config
         self._oracle = oracle or Oracle()
         self._checker = Checker(runner, self._oracle, config=config)

@@ -64,6 +64,21 @@ def test_a_confirmed_mismatch_reruns_both_and_checks_float64():
     assert len(result.runs) == 5
 
 
+def test_only_the_first_pass_records_arcs_the_confirmation_runs_only_judge():
+    class Configs(ScriptedRunner):
+        def submit(self, program, mode, config=None, *, avoid=None):
+            self.configs.append((mode, config.arcs))
+            return super().submit(program, mode, config, avoid=avoid)
+
+    runner = Configs(eager=[ok(1.0), ok(1.0)], compiled=[compiled(2.0), compiled(2.0)],
+                     reference=[run(Mode.REFERENCE, calls=[call(result=tensor([1.0], "torch.float64"))])])
+    runner.configs = []
+    assert Checker(runner, config=RunConfig(arcs=True)).check(PROGRAM).verdict is Verdict.MISMATCH
+    assert runner.configs[:2] == [(Mode.EAGER, True), (Mode.COMPILED, True)]
+    assert sorted((m.value, arcs) for m, arcs in runner.configs[2:]) == \
+        [("compiled", False), ("eager", False), ("reference", False)]
+
+
 def test_float64_reference_can_clear_a_numeric_mismatch():
     runner = ScriptedRunner(eager=[ok(10000.0), ok(10000.0)], compiled=[compiled(10000.04), compiled(10000.04)],
                             reference=[run(Mode.REFERENCE, calls=[call(result=tensor([10000.02], "torch.float64"))])])
@@ -338,8 +353,10 @@ def test_the_perturbed_run_keeps_the_checkers_configuration_and_goes_to_another_
                                    perturbed=[copying(Mode.EAGER, PERTURBED_ROW)])
     Checker(runner, config=configured).check(PROGRAM)
     (perturbed,) = [(config, avoid) for _, config, avoid in runner.asked if config.perturb_compiler_state]
-    assert perturbed == (dataclasses.replace(configured, perturb_compiler_state=True), 41)
-    assert [config for _, config, _ in runner.asked].count(configured) == 4
+    # the confirmation's runs record no arcs (they only judge)
+    assert perturbed == (dataclasses.replace(configured, perturb_compiler_state=True, arcs=False), 41)
+    asked = [config for _, config, _ in runner.asked]
+    assert asked.count(configured) == 2 and asked.count(dataclasses.replace(configured, arcs=False)) == 2
 
 
 def test_a_checker_without_configuration_perturbs_its_runners():
@@ -349,8 +366,8 @@ def test_a_checker_without_configuration_perturbs_its_runners():
                                    perturbed=[copying(Mode.EAGER, PERTURBED_ROW)])
     Checker(runner).check(PROGRAM)
     (perturbed,) = [config for _, config, _ in runner.asked if config is not None and config.perturb_compiler_state]
-    assert perturbed == RunConfig(timeout=9, perturb_compiler_state=True)
-    assert all(config in (None, RunConfig(timeout=9)) for _, config, _ in runner.asked
+    assert perturbed == RunConfig(timeout=9, perturb_compiler_state=True, arcs=False)
+    assert all(config in (None, RunConfig(timeout=9), RunConfig(timeout=9, arcs=False)) for _, config, _ in runner.asked
                if config is None or not config.perturb_compiler_state)
 
 
@@ -453,7 +470,7 @@ def test_a_divergence_that_an_eager_run_calling_lru_caches_through_explains_is_d
     assert result.verdict is Verdict.PASS and result.reason.startswith("documented: Dynamo traced through "
                                                                         "functools.lru_cache at p.py:3"), result.reason
     (through,) = [(mode, config) for mode, config, _ in runner.asked if config and config.lru_cache_calls_through]
-    assert through == (Mode.EAGER, RunConfig(lru_cache_calls_through=True)) and len(result.runs) == 6
+    assert through == (Mode.EAGER, RunConfig(lru_cache_calls_through=True, arcs=False)) and len(result.runs) == 6
 
 
 def test_a_divergence_the_cache_does_not_explain_stays_a_mismatch():

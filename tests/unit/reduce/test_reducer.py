@@ -135,6 +135,22 @@ def test_candidates_run_with_a_short_timeout_but_hangs_keep_theirs():
     assert seen[0] == 60 and 5.0 in seen  # the precondition with the campaign's, candidates with 10 x (at least 5 s)
 
 
+def test_a_reductions_runs_record_no_arcs_whatever_the_campaigns_runs_do():
+    arcs = set()
+
+    class Recording(SourceRunner):
+        config = RunConfig(arcs=True)  # the campaign's pool: its first passes trace
+
+        def submit(self, program, mode, config=None, *, avoid=None):
+            arcs.add(config.arcs)
+            return super().submit(program, mode, config)
+
+    for config in (RunConfig(arcs=True), None):
+        reduction = Reducer(Recording(), workers=2, config=config).reduce(Program.from_source(NOISY, "noisy.py"))
+        assert reduction.confirmed
+    assert arcs == {False}
+
+
 def test_a_target_already_checked_is_not_checked_again_and_the_candidates_runs_are_counted():
     program = Program.from_source(NOISY, "noisy.py")
     runner = SourceRunner()
