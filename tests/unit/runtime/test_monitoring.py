@@ -123,3 +123,31 @@ def test_the_monitor_needs_sys_monitoring() -> None:
     else:
         with pytest.raises(RuntimeError, match="3.12"):
             monitoring.LineBranchMonitor(["/nowhere/"])
+
+
+def _every_offset(code) -> dict[int, int]:
+    """The line of each instruction offset of `code`, the long way (what LineTable bisects)."""
+    table = {}
+    for start, end, line in code.co_lines():
+        for offset in range(start, end, 2):
+            table[offset] = line or 0
+    return table
+
+
+def _codes(code):
+    yield code
+    for const in code.co_consts:
+        if hasattr(const, "co_lines"):
+            yield from _codes(const)
+
+
+def test_a_line_table_gives_each_offset_the_line_co_lines_gives_it() -> None:
+    # code of every shape the monitor meets: this module's, the monitor's own and a large module's
+    import argparse
+    codes = [code for module in (argparse, monitoring, sys.modules[__name__])
+             for code in _codes(compile(Path(module.__file__).read_text(), module.__file__, "exec"))]
+    assert len(codes) > 100
+    for code in codes:
+        table, lines = _every_offset(code), monitoring.LineTable(code)
+        assert all(lines.at(offset) == line for offset, line in table.items()), code
+        assert lines.at(max(table, default=0) + 2) == 0 and lines.at(-2) == 0  # past either end
