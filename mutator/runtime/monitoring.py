@@ -108,7 +108,9 @@ class LineBranchMonitor:
         for code_id, offset, destination in self._branches:
             known = self._lines_of.get(code_id)
             if known is None:  # held with its code: an id in this cache is never another code's
-                known = self._lines_of[code_id] = (traced[code_id], LineTable(traced[code_id]))
+                if (code := traced.get(code_id)) is None:
+                    continue  # only code started in this run has branch events on
+                known = self._lines_of[code_id] = (code, LineTable(code))
             code, lines = known
             arcs.setdefault(code.co_filename, set()).add((lines.at(offset), lines.at(destination)))
         return arcs
