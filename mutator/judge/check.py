@@ -310,8 +310,8 @@ class Checker:
         base = self._config or getattr(self._runner, "config", None) or RunConfig()
         if task.configuration and task.configuration != base.configuration:
             base = dataclasses.replace(base, configuration=task.configuration)
-        if not task.arcs and base.arcs:
-            base = dataclasses.replace(base, arcs=False)
+        if not task.arcs:
+            base = untraced(base)
         return base
 
     def _first_here(self, task: CheckTask, done: Future[CheckReply], config: RunConfig) -> None:

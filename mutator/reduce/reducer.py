@@ -93,13 +93,13 @@ class Reducer:
                       ends(first.compiled), self._candidate_config(first, signature),
                       Shape.of(first.judgement, names), names, raised_in_calls(first.eager))
 
-    def _candidate_config(self, first: CheckResult, signature: Signature) -> RunConfig | None:
+    def _candidate_config(self, first: CheckResult, signature: Signature) -> RunConfig:
         """Candidates get a timeout of ten times the original's slower run (at least 5 s):
         a candidate that loops forever (a lifted `while` body) must not cost a full
         timeout. Not for hangs, whose signature is the timeout."""
         if signature.verdict is Verdict.HANG:
             return self._config
-        base = self._config or RunConfig()
+        base = self._config
         slowest = max(first.eager.seconds, first.compiled.seconds)
         return dataclasses.replace(base, timeout=min(base.timeout, max(5.0, 10 * slowest)))
 
