@@ -79,6 +79,12 @@ CONFIGURATIONS: dict[str, Configuration] = {c.name: c for c in (
         why="a graph break at every return of a function that inlines no call, resumed nested: how PyTorch's "
             "strongly wrapped Dynamo tests exercise graph-break resumption (a testing setting; the break is one a "
             "torch._dynamo.graph_break() before that return would make)"),
+    Configuration(
+        "graph-dedup", ((_DYNAMO + "use_graph_deduplication", "True"),),
+        needs="only with graph deduplication (use_graph_deduplication: identical regions of a graph become one "
+              "invoke_subgraph)",
+        why="Dynamo replaces identical regions of the graph it captured with calls of one subgraph "
+            "(invoke_subgraph), as users of models with repeated blocks turn on to cut compile time"),
 )}
 
 # what `mutate fuzz --configs` takes unless told otherwise (chosen by bench/yield.py's returning runs)
