@@ -3,7 +3,8 @@
 The fixtures (ours, tests/fixtures/configurations) pass under Dynamo's defaults and crash
 under one configuration each on torch 2.15: a method bound by a descriptor of the program's
 own under nested graph breaks, an f-string's float spec of a size under dynamic shapes, a
-module counting its calls in its own buffer under forced graph breaks. They
+module counting its calls in its own buffer under forced graph breaks; and one computes a
+wrong result under graph deduplication (two steps that differ only in a scalar). They
 are judged with `mutate run --config`; a campaign sweeps the one under nested graph breaks,
 files it with its configuration and reduces it to a reproducer that fails with plain python
 and passes with the setting taken out. A configuration the torch lacks (a patched
@@ -33,6 +34,7 @@ NESTED = FIXTURES / "bound_method_descriptor.py"
 DYNAMIC = FIXTURES / "format_spec_of_size.py"
 PASSING = FIXTURES / "passing.py"
 FORCED = FIXTURES / "inplace_buffer_count.py"
+DEDUP = FIXTURES / "scaled_steps.py"
 
 # Dynamo without a nested_graph_breaks setting, as an older (or a later) torch might be: the
 # entry is gone from its configuration, and what Dynamo reads of it is a constant
@@ -89,6 +91,9 @@ def test_each_fixture_passes_by_default_and_crashes_under_its_configuration():
     assert verdicts("--config", "dynamic", *paths) == {
         NESTED.name: ("PASS", "dynamic"), DYNAMIC.name: ("CRASH", "dynamic"), FORCED.name: ("PASS", "dynamic")}
     assert verdicts("--config", "forced-graph-breaks", str(FORCED)) == {FORCED.name: ("CRASH", "forced-graph-breaks")}
+    assert verdicts(str(DEDUP), str(PASSING)) == {DEDUP.name: ("PASS", "default"), PASSING.name: ("PASS", "default")}
+    assert verdicts("--config", "graph-dedup", str(DEDUP), str(PASSING)) == {
+        DEDUP.name: ("MISMATCH", "graph-dedup"), PASSING.name: ("PASS", "graph-dedup")}
 
 
 def test_a_bad_configuration_name_is_one_line_naming_the_known_ones(tmp_path: Path):
@@ -114,6 +119,25 @@ def test_a_configuration_the_torch_lacks_is_an_error_by_name_and_left_out_otherw
     assert "note: configuration nested-graph-breaks left out" in proc.stderr
     configurations = json.loads((tmp_path / "c" / "stats.json").read_text())["snapshot"]["configurations"]
     assert "nested-graph-breaks" not in configurations and "dynamic" in configurations
+
+
+def test_a_wrong_result_under_graph_deduplication_reduces_to_a_repro_that_sets_it_and_needs_it(tmp_path: Path):
+    program = tmp_path / DEDUP.name
+    program.write_text(DEDUP.read_text())
+    proc = mutate("reduce", "--config", "graph-dedup", str(program), "--out", str(tmp_path / "reduced.py"),
+                  "--no-ablation", "--matters-budget", "1", "-j", "1", "--json")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    result = json.loads(proc.stdout)
+    assert result["signature"].startswith("MISMATCH") and result["needs_configuration"] is True
+    [repro] = [Path(path).read_text() for path in result["written"] if path.endswith("repro.py")]
+    assert "torch._dynamo.config.use_graph_deduplication = True" in repro
+    (tmp_path / "repro.py").write_text(repro)
+    plain = subprocess.run([sys.executable, "repro.py"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert plain.returncode == 1 and "not close" in plain.stderr, plain.stdout + plain.stderr
+    (tmp_path / "without.py").write_text(repro.replace("torch._dynamo.config.use_graph_deduplication = True\n", ""))
+    without = subprocess.run([sys.executable, "without.py"], cwd=tmp_path, capture_output=True, text=True,
+                             timeout=300)
+    assert without.returncode == 0, without.stdout + without.stderr
 
 
 @pytest.mark.soak  # a campaign, a reduction, its repro run twice: 45 s

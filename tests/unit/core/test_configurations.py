@@ -47,3 +47,11 @@ def test_forced_graph_breaks_include_nested_ones_and_a_script_setting_both_is_re
     assert ("torch._dynamo.config.nested_graph_breaks", "True") in forced.settings
     assert "testing setting" in forced.lines()[0]
     assert set_in("\n".join(forced.lines())) == "forced-graph-breaks"  # not the nested one it contains
+
+
+def test_graph_deduplication_writes_its_one_setting_and_a_script_setting_it_is_recognised():
+    dedup = configuration("graph-dedup")
+    assert dedup.settings == (("torch._dynamo.config.use_graph_deduplication", "True"),)
+    assert "invoke_subgraph" in dedup.lines()[0] and "graph-dedup" in CAMPAIGN_CONFIGURATIONS
+    assert set_in("import torch\n" + "\n".join(dedup.lines()) + "\n") == "graph-dedup"
+    assert "graph deduplication" in dedup.needs
