@@ -125,7 +125,7 @@ def reduce_trial(trial: Trial, *, python: str, worker_python: str | None, jobs: 
     """Reduce the trial's frontend findings (once: a finding reduced before is left alone), but
     not those the campaign filed as hits of known bugs: they count as known whatever their
     reduced form (a root cause is new only when none of its findings is known), so reducing
-    them would change no count of new root causes, at a third of the bench's CPU."""
+    them could change no count of new root causes."""
     store = FindingStore(trial.directory)
     todo = [trial.directory / f.directory for f in store.findings.values()
             if f.signature.verdict.is_frontend_bug and not f.reduction and not f.known]
