@@ -42,6 +42,26 @@ class Filing:
         return self.store.aliases.get(signature, signature) not in self.store.findings and \
             self.known.known.by_signature(signature) is not None
 
+    def taken(self, result: CheckResult) -> bool:
+        """Whether a bug verdict's signature (under a configuration other than the defaults)
+        is a bug's that was not seen under its configuration: one this campaign filed under
+        another configuration, or a known one filed under others. The checker then tells by a
+        compiled run under the defaults whether the verdict needs its configuration (a bug of
+        its own) or fails there alike (a hit of that bug). Safe to ask from another thread.
+
+        Only for signatures that name no place in Dynamo (a wrong result, a hang, a signal): a
+        crash in the same Dynamo function is the same bug whatever configuration led there,
+        while every wrong tensor value of any program is "MISMATCH / result:value:Tensor"."""
+        signature = Signature.of(result)
+        if signature.location:
+            return False
+        finding = self.store.findings.get(self.store.aliases.get(signature, signature))
+        if finding is not None:
+            return finding.configuration != result.configuration
+        if self.known is None or self.known.known.by_signature(signature) is None:
+            return False
+        return result.configuration not in self.known.known.configurations_of(signature)
+
     def _count_known(self, result: CheckResult, provenance: str, elapsed: float) -> bool:
         if self.known is None:
             return False

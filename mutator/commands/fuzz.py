@@ -373,8 +373,10 @@ def build_fuzzer(campaign: Campaign, executor, torch_version: str, *, checker=No
     store = FindingStore(campaign.root, torch_version=torch_version, backend=config.backend, lazy=True)
     filing = Filing(store, known)
     # a hit of a bug filed before is only counted: its confirmation would buy nothing
+    # and a hit under a configuration whose signature is another configuration's bug is checked
+    # under the defaults: needing its configuration, it is a bug of its own
     checker = checker or Checker(executor, count_only=filing.counts_as_known
-                                 if known is not None and not confirm_known else None)
+                                 if known is not None and not confirm_known else None, taken=filing.taken)
     fuzzer = Fuzzer(
         corpus=corpus, coverage=coverage,
         mutator=Mutator(all_operators(), max_stack=config.max_stack, splice=config.splice),

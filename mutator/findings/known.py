@@ -21,6 +21,7 @@ folder per known bug.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -69,6 +70,7 @@ class KnownProgram:
     where: str
     program: Program
     configuration: str = DEFAULT
+    needs: str = ""  # the configuration its signature says it needs (`Signature.needs`)
 
 
 @dataclass
@@ -83,6 +85,7 @@ class KnownBugs:
     problems: list[str] = field(default_factory=list)  # files skipped, and why
     programs: list[KnownProgram] = field(default_factory=list)
     rejudged: dict[Signature, str] = field(default_factory=dict)  # signatures shown on the torch under test
+    configured: dict[Signature, set[str]] = field(default_factory=dict)  # the configurations each was seen under
 
     @classmethod
     def load(cls, paths: list[Path] | tuple[Path, ...]) -> KnownBugs:
@@ -107,6 +110,10 @@ class KnownBugs:
             return Match(where, "signature")
         where = self.rejudged.get(signature) or self.rejudged.get(signature.base())
         return Match(where, "signature on this torch") if where else None
+
+    def configurations_of(self, signature: Signature) -> frozenset[str]:
+        """The configurations the known bugs of `signature` were filed or judged again under."""
+        return frozenset(self.configured.get(signature, ())) | frozenset(self.configured.get(signature.base(), ()))
 
     def by_canonical(self, digest: str) -> Match | None:
         where = self.digests.get(digest) if digest else None
@@ -171,6 +178,9 @@ class KnownBugs:
         if not isinstance(data, dict):
             return 0
         signature = Signature(**data)
+        if known.needs and not signature.needs:  # judged again under the configuration it needs
+            signature = dataclasses.replace(signature, needs=known.needs)
+        self.configured.setdefault(signature, set()).add(known.configuration)
         if signature in self.signatures or signature in self.rejudged:
             return 0
         self.rejudged[signature] = known.where
@@ -208,15 +218,16 @@ class KnownBugs:
         for signature in (finding.signature, *(Signature(**m["signature"]) for m in finding.merged
                                                if isinstance(m.get("signature"), dict))):
             self.signatures.setdefault(signature, where)
+            self.configured.setdefault(signature, set()).update({finding.configuration, *finding.configurations})
         if finding.reduction.get("confirmed") and finding.reduction.get("canonical"):
             self.digests.setdefault(finding.reduction["canonical"], where)
         if (key := failure_key(finding)) is not None:
             self.failures.setdefault(key, where)
         reduced_under = finding.reduction.get("configuration", finding.configuration)
         for name, configuration in (("reduced", reduced_under), ("smallest", finding.configuration)):
-            self._add_program(record.parent / f"{name}.py", where, configuration)
+            self._add_program(record.parent / f"{name}.py", where, configuration, needs=finding.signature.needs)
 
-    def _add_program(self, path: Path, where: str, configuration: str, *, above: str = "") -> None:
+    def _add_program(self, path: Path, where: str, configuration: str, *, above: str = "", needs: str = "") -> None:
         """A program to judge again (a reproducer's: the part above `above`, its footer)."""
         if not path.is_file() or configuration not in CONFIGURATIONS:
             return
@@ -224,7 +235,7 @@ class KnownBugs:
             source = path.read_text(encoding="utf-8")
             if above:
                 source = "".join(source.splitlines(keepends=True)[:_cut(source, above)])
-            self.programs.append(KnownProgram(where, Program.from_source(source, str(path)), configuration))
+            self.programs.append(KnownProgram(where, Program.from_source(source, str(path)), configuration, needs))
         except (OSError, UnicodeDecodeError, ProgramError):
             pass  # known by its signature and digests still; there is nothing to judge
 

@@ -7,6 +7,7 @@ and for mismatches which observation diverged and how.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import re
 from dataclasses import asdict, dataclass
@@ -36,54 +37,69 @@ class Signature:
     location: str = ""  # gb_type, innermost torch/_dynamo frame (file:function), or a guard's shape
     observation: str = ""  # for mismatches: which observation diverged, and how
     part: str = ""  # a bug split off a finding whose variants reduced to different programs ("split1", ...)
+    # the Dynamo configuration the bug needs, where a bug that does not need it (known, or filed
+    # first) has the rest of this signature: a wrong result of graph deduplication is not the
+    # wrong result a program gives under Dynamo's defaults, though both are "result:value:Tensor"
+    needs: str = ""
 
     @classmethod
     def of(cls, result: CheckResult) -> Signature:
         judgement = result.judgement
         verdict = judgement.verdict
         exc = judgement.exception
+        needs = result.configuration if result.needs_configuration else ""
         if verdict is Verdict.MISMATCH:
             divergence = judgement.divergence
             swallowed = judgement.eager_exception.short_type if judgement.eager_exception else ""
             observed = ":".join(p for p in (divergence.observation, divergence.aspect, divergence.kind) if p) \
                 if divergence else ""
-            return cls(verdict.name, exception=swallowed, observation=observed)
+            return cls(verdict.name, exception=swallowed, observation=observed, needs=needs)
         if verdict in (Verdict.RECOMPILE_STORM, Verdict.SPECIALIZATION):
-            return cls(verdict.name, exception=exc.short_type if exc else "", location=judgement.key)
+            return cls(verdict.name, exception=exc.short_type if exc else "", location=judgement.key, needs=needs)
         if verdict is Verdict.HANG:
-            return cls(verdict.name)
+            return cls(verdict.name, needs=needs)
         if exc is None:  # died by a signal, exited, ran out of memory
             run = result.compiled
             what = f"signal {run.signal}" if run.outcome is Outcome.SIGNALLED else run.outcome.value
-            return cls(verdict.name, exception=what)
+            return cls(verdict.name, exception=what, needs=needs)
         if verdict is Verdict.BACKEND_FAILURE:
             inner = exc.chain[0].rsplit(".", 1)[-1] if exc.chain else exc.short_type
-            return cls(verdict.name, exception=inner)
+            return cls(verdict.name, exception=inner, needs=needs)
         location = exc.gb_type or (f"{exc.dynamo_frame.filename}:{exc.dynamo_frame.function}"
                                    if exc.dynamo_frame else "")
-        return cls(verdict.name, exception=exc.short_type, location=location)
+        return cls(verdict.name, exception=exc.short_type, location=location, needs=needs)
 
     @property
     def verdict(self) -> Verdict:
         return Verdict[self.kind]
 
     def base(self) -> Signature:
-        """The signature a run gives: without the part a split gave it."""
-        return Signature(self.kind, self.exception, self.location, self.observation) if self.part else self
+        """The signature a run gives: without the part a split gave it (with the configuration
+        it needs: a run tells that)."""
+        return dataclasses.replace(self, part="") if self.part else self
+
+    def plain(self) -> Signature:
+        """Without the configuration it needs: the signature of a run under it that was not
+        checked under Dynamo's defaults."""
+        return dataclasses.replace(self, needs="") if self.needs else self
 
     def as_json(self) -> dict[str, str]:
         data = asdict(self)
-        if not self.part:  # as before splits existed: older readers and peers take it as it is
-            del data["part"]
+        for key in ("part", "needs"):  # as before they existed: older readers and peers take it as it is
+            if not data[key]:
+                del data[key]
         return data
 
     def slug(self) -> str:
         """A readable, filesystem-safe, unique directory name."""
-        parts = [self.kind.lower(), self.exception, self.location.rsplit("/", 1)[-1], self.observation]
+        parts = [self.kind.lower(), self.exception, self.location.rsplit("/", 1)[-1], self.observation,
+                 f"needs-{self.needs}" if self.needs else ""]
         readable = _UNSAFE.sub("-", "-".join(p for p in parts if p)).strip("-")[:60].rstrip("-")
         digest = hashlib.sha1(repr(self).encode()).hexdigest()[:8]
         return f"{readable}-{digest}"
 
     def describe(self) -> str:
         described = " / ".join(p for p in (self.kind, self.exception, self.location, self.observation) if p)
+        if self.needs:
+            described += f" [needs {self.needs}]"
         return f"{described} ({self.part})" if self.part else described

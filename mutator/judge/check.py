@@ -73,6 +73,9 @@ class CheckResult:
     runs: tuple[ExecResult, ...]  # eager, compiled, then any confirmation runs
     precomputed: frozenset[int] | None = None  # `features`, where the runs' observations were dropped
     configuration: str = DEFAULT  # the Dynamo configuration the compiled runs took (`mutator.core.configurations`)
+    # the verdict needs that configuration: the compiled run under Dynamo's defaults did not fail
+    # this way (checked only where a bug not seen under it has the rest of its signature)
+    needs_configuration: bool = False
 
     @property
     def seconds(self) -> float:
@@ -110,7 +113,7 @@ class CheckResult:
         runs = tuple(dataclasses.replace(run, observation=_slim(run.observation), features=frozenset(),
                                          stderr_tail="") for run in self.runs)
         return CheckResult(self.program, self.judgement, runs, self.features if features is None else features,
-                           self.configuration)
+                           self.configuration, self.needs_configuration)
 
 
 def _slim(observation: Observation) -> Observation:
@@ -272,15 +275,23 @@ class Checker:
 
     `count_only`: a first-pass bug verdict for which it says True is not confirmed (the
     campaign only counts it, as a hit of a bug filed before: the confirmation's three or
-    four runs would buy nothing); its reply's result is the first pass's, `confirmed` False."""
+    four runs would buy nothing); its reply's result is the first pass's, `confirmed` False.
+
+    `taken`: for a first-pass bug verdict under a configuration other than Dynamo's defaults,
+    whether its signature is a bug's that was not seen under that configuration (known, or
+    filed first under another). Where it says True, one more compiled run under the defaults
+    tells whether the verdict needs its configuration (`CheckResult.needs_configuration`): a
+    bug of its own then, not a hit of the other one. Asked before `count_only`."""
 
     def __init__(self, runner: Runner | TaskRunner, oracle: Oracle | None = None, *,
                  config: RunConfig | None = None,
-                 count_only: Callable[[CheckResult], bool] | None = None) -> None:
+                 count_only: Callable[[CheckResult], bool] | None = None,
+                 taken: Callable[[CheckResult], bool] | None = None) -> None:
         self._runner = runner
         self._oracle = oracle or Oracle()
         self._config = config  # None: the runner's own
         self._count_only = count_only
+        self._taken = taken
         self._builder: MutantBuilder | None = None  # for recipes where the runner takes no tasks
 
     def check(self, program: Program) -> CheckResult:
@@ -335,6 +346,31 @@ class Checker:
         if reply.result is None or not reply.result.verdict.is_finding:
             done.set_result(reply)
             return
+        if self._taken is not None and reply.result.configuration != DEFAULT and self._taken(reply.result):
+            self._under_defaults(reply, done, config)
+            return
+        self._counted_or_confirmed(reply, done, config)
+
+    def _under_defaults(self, reply: CheckReply, done: Future[CheckReply], config: RunConfig) -> None:
+        """The compiled run again under Dynamo's defaults (judging only: no arcs): where it does
+        not fail the way the first pass's did, the verdict needs its configuration."""
+        first = reply.result
+        assert first is not None
+        plain = dataclasses.replace(untraced(config), configuration=DEFAULT)
+
+        def judged(runs: list[ExecResult]) -> None:
+            from mutator.findings.signature import Signature
+
+            judgement = self._oracle.judge(first.eager, runs[0], program=first.program)
+            there = CheckResult(first.program, judgement, (first.eager, runs[0]), configuration=DEFAULT)
+            result = first if there.verdict.is_finding and Signature.of(there) == Signature.of(first) \
+                else dataclasses.replace(first, needs_configuration=True)
+            self._counted_or_confirmed(dataclasses.replace(reply, result=result), done, config)
+
+        _when_all([self._runner.submit(first.program, Mode.COMPILED, plain)], done, judged)
+
+    def _counted_or_confirmed(self, reply: CheckReply, done: Future[CheckReply], config: RunConfig) -> None:
+        assert reply.result is not None
         if self._count_only is not None and self._count_only(reply.result):
             done.set_result(dataclasses.replace(reply, confirmed=False))
             return
@@ -447,8 +483,9 @@ class Checker:
                 if calling_through:
                     judgement = lru_cache.explained(self._oracle, judgement, calling_through[0], (compiled, compiled2),
                                                     reference=reference, mask=mask, program=program)
-            done.set_result(dataclasses.replace(reply, result=CheckResult(program, judgement, tuple(runs),
-                                                                          configuration=config.configuration)))
+            done.set_result(dataclasses.replace(reply, result=CheckResult(
+                program, judgement, tuple(runs), configuration=config.configuration,
+                needs_configuration=first.needs_configuration)))
 
         _when_all(futures, done, again)
 

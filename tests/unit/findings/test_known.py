@@ -306,3 +306,72 @@ def test_a_finding_that_needs_what_a_known_one_needed_and_fails_the_same_way_is_
     assert message_key("call 3 (h) raised TypeError: 'x' takes 2 (in torch/_dynamo/a.py:1 in b)") == \
         "raised TypeError: '?' takes N"
     assert failure_key(Finding(moved, "r", "d", reduction=dict(confirmed=True))) is None  # nothing needed: no key
+
+
+def _wrong(configuration: str = "default", *, needs: bool = False) -> CheckResult:
+    from mutator.judge.compare import Divergence
+
+    divergence = Divergence("result", "call 1", "value", "eager 1, compiled 2", True, "Tensor")
+    judgement = Judgement(Verdict.MISMATCH, "call 1 result differs", divergence=divergence)
+    return CheckResult(Program.from_source(REDUCED, "m.py"), judgement, (run(), compiled_run()),
+                       configuration=configuration, needs_configuration=needs)
+
+
+def test_a_wrong_result_under_a_configuration_that_needs_it_is_not_the_known_wrong_result(tmp_path: Path):
+    FindingStore(tmp_path / "first").record(_wrong(), provenance="seed:m.py", parent=None, elapsed=1.0)
+    known = KnownBugs.load([tmp_path / "first"])
+    assert known.configurations_of(Signature.of(_wrong())) == {"default"}
+    fuzzer = _fuzzer(tmp_path / "second", KnownHits(tmp_path / "second", known))
+    filing = fuzzer.filing
+    # the checker is asked to look under the defaults for a wrong result under another configuration
+    assert filing.taken(_wrong("graph-dedup")) and not filing.taken(_wrong("default"))
+    assert not filing.taken(replace(_crash(), configuration="graph-dedup"))  # a crash site tells bugs apart
+    _hit(fuzzer, _wrong("graph-dedup"))  # failed alike under the defaults: the known bug
+    assert not fuzzer.store.findings and fuzzer.stats.known == 1
+    _hit(fuzzer, _wrong("graph-dedup", needs=True))  # passed under the defaults: a bug of its own
+    [finding] = fuzzer.store.findings.values()
+    assert finding.signature.needs == "graph-dedup" and finding.configuration == "graph-dedup"
+    assert finding.is_new and fuzzer.stats.known == 1
+    assert not filing.taken(_wrong("graph-dedup", needs=True))  # filed here under it: its hits go to it
+    second = KnownBugs.load([tmp_path / "second"])  # the next campaign knows it, by the configuration it needs
+    assert second.by_signature(Signature.of(_wrong("graph-dedup", needs=True))) is not None
+    assert second.by_signature(Signature.of(_wrong("dynamic", needs=True))) is None
+
+
+def test_a_hit_filed_here_under_another_configuration_is_looked_at_under_the_defaults(tmp_path: Path):
+    fuzzer = _fuzzer(tmp_path / "c", None)
+    _hit(fuzzer, _wrong("default"))
+    assert fuzzer.filing.taken(_wrong("graph-dedup"))
+    fuzzer = _fuzzer(tmp_path / "d", None)
+    _hit(fuzzer, _wrong("graph-dedup"))  # filed first under it: hits under it are that finding's
+    assert not fuzzer.filing.taken(_wrong("graph-dedup")) and fuzzer.filing.taken(_wrong("dynamic"))
+
+
+def test_a_known_bug_that_needs_its_configuration_is_known_by_it_when_judged_again(tmp_path: Path):
+    from mutator.core.build import Build
+
+    needing = replace(Signature.of(_wrong()), needs="graph-dedup")
+    directory = write_finding(tmp_path / "old", needing, reduced=REDUCED)
+    finding = json.loads((directory / "finding.json").read_text())
+    finding["configuration"] = "graph-dedup"
+    (directory / "finding.json").write_text(json.dumps(finding))
+    known = KnownBugs.load([tmp_path / "old"])
+    assert {p.needs for p in known.programs} == {"graph-dedup"}
+    # judged again, its run under the configuration gives the plain wrong result (nothing checks
+    # it under the defaults there): known as the wrong result that needs the configuration
+    from concurrent.futures import Future
+
+    from mutator.judge.check import CheckReply
+
+    class Wrong:
+        def submit(self, task: CheckTask):
+            future: Future = Future()
+            future.set_result(CheckReply(_wrong(task.configuration)))
+            return future
+
+    known.signatures.clear()  # as if the finding were known by the signature it shows here alone
+    known.rejudge(Wrong(), Build(torch="2.15.0", git="abc", python="3.11.7"), backend="eager",  # type: ignore[arg-type]
+                  offered=("default", "graph-dedup"), cache=tmp_path / "cache")
+    assert known.by_signature(Signature.of(_wrong())) is None
+    assert known.by_signature(needing) == Match(str(directory.resolve()), "signature on this torch")
+    assert known.configurations_of(needing) == {"graph-dedup"}

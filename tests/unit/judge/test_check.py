@@ -535,3 +535,46 @@ def test_a_task_without_arcs_runs_under_the_checker_s_config_without_them():
     assert checker.config_of(CheckTask(PROGRAM)).arcs
     plain = checker.config_of(CheckTask(PROGRAM, configuration="dynamic", arcs=False))
     assert (plain.arcs, plain.configuration, plain.timeout) == (False, "dynamic", 7.0)
+
+
+# -- a hit under a configuration whose signature is another configuration's bug ----------------
+
+def test_a_taken_signature_under_a_configuration_is_checked_under_the_defaults_and_needs_it_when_they_pass():
+    from mutator.findings.signature import Signature
+
+    runner = ScriptedRunner(eager=[ok(1.0)], compiled=[compiled(2.0), compiled(1.0)])
+    asked, counted = [], []
+
+    def taken(result):
+        asked.append(result.configuration)
+        return True
+
+    checker = Checker(runner, count_only=lambda result: counted.append(result) or True, taken=taken)
+    reply = checker.submit(CheckTask(PROGRAM, configuration="graph-dedup")).result()
+    assert asked == ["graph-dedup"] and runner.asked == [Mode.EAGER, Mode.COMPILED, Mode.COMPILED]
+    [result] = counted  # what the caller is asked about (and files) is the result that needs it
+    assert reply.result is result and result.verdict is Verdict.MISMATCH and result.needs_configuration
+    signature = Signature.of(result)
+    assert signature.needs == "graph-dedup" and "[needs graph-dedup]" in signature.describe()
+    assert signature.plain() == Signature.of(replace(result, needs_configuration=False)) != signature
+    assert "needs-graph-dedup" in signature.slug() and Signature(**signature.as_json()) == signature
+    assert "needs" not in signature.plain().as_json() and signature.base() == signature
+
+
+def test_a_taken_signature_that_fails_alike_under_the_defaults_is_the_other_bug():
+    runner = ScriptedRunner(eager=[ok(1.0)], compiled=[compiled(2.0), compiled(3.0)])
+    reply = Checker(runner, count_only=lambda result: True, taken=lambda result: True) \
+        .submit(CheckTask(PROGRAM, configuration="graph-dedup")).result()
+    assert not reply.result.needs_configuration and not reply.confirmed  # counted as the known bug's hit
+    assert runner.asked == [Mode.EAGER, Mode.COMPILED, Mode.COMPILED]
+
+
+def test_under_the_defaults_or_with_a_signature_not_taken_no_run_is_added():
+    for configuration, taken in (("default", True), ("graph-dedup", False)):
+        runner = ScriptedRunner(eager=[ok(1.0)], compiled=[compiled(2.0)])
+        asked = []
+        reply = Checker(runner, count_only=lambda result: True,
+                        taken=lambda result: asked.append(1) or taken) \
+            .submit(CheckTask(PROGRAM, configuration=configuration)).result()
+        assert runner.asked == [Mode.EAGER, Mode.COMPILED] and not reply.result.needs_configuration
+        assert asked == ([] if configuration == "default" else [1])
