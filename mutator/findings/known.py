@@ -127,8 +127,12 @@ class KnownBugs:
     def match(self, finding: Finding, *, directory: Path | None = None) -> Match | None:
         """Whether `finding` (stored in `directory`) was filed before; never by itself."""
         own = str(directory.resolve()) if directory is not None else ""
-        canonical = finding.reduction.get("canonical", "") if finding.reduction.get("confirmed") else ""
-        for match in (self.by_signature(finding.signature), self.by_canonical(canonical), self.by_failure(finding)):
+        confirmed = bool(finding.reduction.get("confirmed"))
+        canonical = finding.reduction.get("canonical", "") if confirmed else ""
+        signature = finding.signature
+        if signature.needs and confirmed and finding.reduction.get("needs_configuration") is False:
+            signature = signature.plain()  # its reduced program fails alike under the defaults: it needs none
+        for match in (self.by_signature(signature), self.by_canonical(canonical), self.by_failure(finding)):
             if match is not None and match.where != own:
                 return match
         return None

@@ -45,6 +45,8 @@ EXPLICIT_BREAK = "Call to `torch._dynamo.graph_break()`"  # the gb_type of a bre
 DATA_DEPENDENT = ("UserError", "data-dependent expression")
 # the gb_type of the break the forced-graph-breaks configuration makes at a leaf function's return
 FORCED_BREAK = "Forced graph break on leaf function"
+# a higher-order operator (torch.cond, checkpoint, ...) whose body broke the graph: refused by design
+UNCAPTURED_HOP = "UncapturedHigherOrderOpError"
 # breaks asked for where no breaks are asked for too: Dynamo is right to refuse them
 _ASKED_BREAKS = {EXPLICIT_BREAK: "the program calls torch._dynamo.graph_break() itself",
                  FORCED_BREAK: "the configuration forces a graph break at a leaf function's return"}
@@ -331,6 +333,11 @@ def classify_exception(exc: ExceptionInfo, mode: BreakMode, context: str) -> Jud
     if exc.involves(SKIPPED) and exc.in_dynamo:
         return Judgement(Verdict.INVALID, f"{context} {exc.one_line()}: Dynamo declines to run the program under "
                                           "this configuration, as torch's own tests are skipped", exception=exc)
+    if exc.involves(UNCAPTURED_HOP) and FORCED_BREAK in exc.message:
+        return Judgement(Verdict.INVALID, f"{context} {exc.one_line()}: the graph break the configuration forces at "
+                                          "a leaf function's return fell inside a higher-order operator's body, which "
+                                          "Dynamo refuses by design (as it would a torch._dynamo.graph_break() there)",
+                         exception=exc)
     if exc.is_a("AssertionError") and exc.dynamo_frame is not None and exc.dynamo_frame.filename.endswith(COMPTIME):
         return Judgement(Verdict.INVALID, f"{context} {exc.one_line()}: the program's compile-time check of "
                                           "compiler behaviour (torch._dynamo.comptime) does not hold", exception=exc)

@@ -375,3 +375,14 @@ def test_a_known_bug_that_needs_its_configuration_is_known_by_it_when_judged_aga
     assert known.by_signature(Signature.of(_wrong())) is None
     assert known.by_signature(needing) == Match(str(directory.resolve()), "signature on this torch")
     assert known.configurations_of(needing) == {"graph-dedup"}
+
+
+def test_a_finding_filed_as_needing_a_configuration_its_reduction_does_not_need_is_the_plain_known_bug(tmp_path: Path):
+    FindingStore(tmp_path / "first").record(_wrong(), provenance="seed:m.py", parent=None, elapsed=1.0)
+    known = KnownBugs.load([tmp_path / "first"])
+    needing = replace(Signature.of(_wrong()), needs="forced-graph-breaks")
+    finding = Finding(needing, "r", "findings/x", reduction=dict(confirmed=True, source=REDUCED,
+                                                                needs_configuration=True))
+    assert known.match(finding) is None  # the reduced program needs it still: a bug of its own
+    finding.reduction["needs_configuration"] = False  # it fails alike under the defaults
+    assert known.match(finding) is not None

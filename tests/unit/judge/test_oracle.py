@@ -95,6 +95,18 @@ def test_dynamo_declining_the_program_under_a_configuration_is_invalid_not_a_cra
                         compiled_run(calls=[call(exception=unrelated)])).verdict is Verdict.CRASH
 
 
+def test_a_forced_break_inside_a_higher_order_operator_is_invalid_but_an_uncaptured_one_of_its_own_is_a_crash():
+    text = ("This higher order operator doesn't work unless it is captured completely with torch.compile. Got graph "
+            "break/error:\n\n{}\n  Higher Order Operator: torch.cond\n")
+    forced = exc("torch._dynamo.exc.UncapturedHigherOrderOpError", text.format("Forced graph break on leaf function"),
+                 dynamo=True)
+    judgement = oracle.judge(run(calls=[call(result=1)]), compiled_run(calls=[call(exception=forced)]))
+    assert judgement.verdict is Verdict.INVALID and "higher-order operator's body" in judgement.reason
+    other = exc("torch._dynamo.exc.UncapturedHigherOrderOpError", text.format("Unsupported method call"), dynamo=True)
+    assert oracle.judge(run(calls=[call(result=1)]),
+                        compiled_run(calls=[call(exception=other)])).verdict is Verdict.CRASH
+
+
 def test_a_failing_comptime_assertion_is_the_program_s_check_of_compiler_behaviour():
     claim = replace(exc("AssertionError", "expected static but got dynamic", bases=("AssertionError", "Exception")),
                     dynamo_frame=FrameInfo("torch/_dynamo/comptime.py", 214, "assert_static"))
