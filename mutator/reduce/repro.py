@@ -116,9 +116,10 @@ print("compiled:", actual)
 '''
 
 
-def short_repro(program: Program, *, tensors: bool, config: Changes = ()) -> str | None:
+def short_repro(program: Program, *, tensors: bool, config: Changes = (), types: bool = False) -> str | None:
     """The six-line form: run, run compiled, print both, one assertion (`tensors`: the
-    result holds tensors, compared by `torch.testing.assert_close`; else by `==`). None for
+    result holds tensors, compared by `torch.testing.assert_close`; else by `==`; `types`: a
+    tensor's type diverged, which assert_close lets pass for a subclass unless told). None for
     programs it cannot express (state(), reseeded RNGs of other libraries)."""
     assert program.form is ProgramForm.HARNESS
     names, imported = top_level_names(program.source)
@@ -130,7 +131,8 @@ def short_repro(program: Program, *, tensors: bool, config: Changes = ()) -> str
     else:
         star = "*" if returns_sequences(program.source) else ""
         eager_run, compiled_run = f"fn({star}inputs())", f"torch.compile(fn{kwargs})({star}inputs())"
-    check = ("torch.testing.assert_close(actual, expected, equal_nan=True)" if tensors else
+    exact = ", allow_subclasses=False" if types else ""
+    check = (f"torch.testing.assert_close(actual, expected, equal_nan=True{exact})" if tensors else
              'assert actual == expected, f"eager {expected!r}, compiled {actual!r}"')
     footer = _SHORT.format(eager_run=eager_run, compiled_run=compiled_run, check=check)
     source = program.source.rstrip() + "\n\n\n" + _heading(config) + "\n" + footer.lstrip("\n")
@@ -162,7 +164,8 @@ def make_repros(program: Program, verdict: Verdict, *, observation: str = "", re
         repros = [r for r in (with_config, program.source) if r is not None]
     else:
         with_globals = observation.startswith("globals")
-        short = None if with_globals else short_repro(program, tensors=_has_tensor(result), config=config)
+        short = None if with_globals else short_repro(program, tensors=_has_tensor(result), config=config,
+                                                          types=":type:" in observation)
         # last, each side in a fresh process: state one run leaves behind cannot reach the other,
         # and objects' attributes are compared too
         repros = [r for r in (short, harness_repro(program, with_globals=with_globals, config=config),

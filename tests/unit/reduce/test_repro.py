@@ -144,3 +144,12 @@ def test_a_configuration_is_set_with_what_it_is_and_the_programs_own_changes_apa
     for source in make_repros(harness(), Verdict.CRASH,
                               facts=ReproFacts(config=(("torch._dynamo.config.nested_graph_breaks", "True"),))):
         assert source.index("nested_graph_breaks = True") < source.index("torch.compile(fn")
+
+
+def test_a_diverging_tensor_type_is_asserted_exactly_by_the_short_form():
+    from tests.helpers import tensor
+
+    typed = make_repros(harness(), Verdict.MISMATCH, observation="result:type:Tensor", result=tensor([1.0]))[0]
+    assert "torch.testing.assert_close(actual, expected, equal_nan=True, allow_subclasses=False)" in typed
+    valued = make_repros(harness(), Verdict.MISMATCH, observation="result:value:Tensor", result=tensor([1.0]))[0]
+    assert "torch.testing.assert_close(actual, expected, equal_nan=True)\n" in valued
