@@ -62,6 +62,11 @@ class Filing:
             return False
         return result.configuration not in self.known.known.configurations_of(signature)
 
+    @staticmethod
+    def same_bug(one: CheckResult, other: CheckResult) -> bool:
+        """Whether two check results are one bug: the same signature."""
+        return Signature.of(one) == Signature.of(other)
+
     def _count_known(self, result: CheckResult, provenance: str, elapsed: float) -> bool:
         if self.known is None:
             return False

@@ -376,7 +376,8 @@ def build_fuzzer(campaign: Campaign, executor, torch_version: str, *, checker=No
     # and a hit under a configuration whose signature is another configuration's bug is checked
     # under the defaults: needing its configuration, it is a bug of its own
     checker = checker or Checker(executor, count_only=filing.counts_as_known
-                                 if known is not None and not confirm_known else None, taken=filing.taken)
+                                 if known is not None and not confirm_known else None, taken=filing.taken,
+                                 same_bug=filing.same_bug)
     fuzzer = Fuzzer(
         corpus=corpus, coverage=coverage,
         mutator=Mutator(all_operators(), max_stack=config.max_stack, splice=config.splice),

@@ -281,17 +281,21 @@ class Checker:
     whether its signature is a bug's that was not seen under that configuration (known, or
     filed first under another). Where it says True, one more compiled run under the defaults
     tells whether the verdict needs its configuration (`CheckResult.needs_configuration`): a
-    bug of its own then, not a hit of the other one. Asked before `count_only`."""
+    bug of its own then, not a hit of the other one; `same_bug` says whether the run under the
+    defaults failed the way the first pass did (the caller's notion of a bug: its signatures).
+    Asked before `count_only`."""
 
     def __init__(self, runner: Runner | TaskRunner, oracle: Oracle | None = None, *,
                  config: RunConfig | None = None,
                  count_only: Callable[[CheckResult], bool] | None = None,
-                 taken: Callable[[CheckResult], bool] | None = None) -> None:
+                 taken: Callable[[CheckResult], bool] | None = None,
+                 same_bug: Callable[[CheckResult, CheckResult], bool] | None = None) -> None:
         self._runner = runner
         self._oracle = oracle or Oracle()
         self._config = config  # None: the runner's own
         self._count_only = count_only
-        self._taken = taken
+        self._taken = taken if same_bug is not None else None
+        self._same_bug = same_bug
         self._builder: MutantBuilder | None = None  # for recipes where the runner takes no tasks
 
     def check(self, program: Program) -> CheckResult:
@@ -359,11 +363,10 @@ class Checker:
         plain = dataclasses.replace(untraced(config), configuration=DEFAULT)
 
         def judged(runs: list[ExecResult]) -> None:
-            from mutator.findings.signature import Signature
-
+            assert self._same_bug is not None
             judgement = self._oracle.judge(first.eager, runs[0], program=first.program)
             there = CheckResult(first.program, judgement, (first.eager, runs[0]), configuration=DEFAULT)
-            result = first if there.verdict.is_finding and Signature.of(there) == Signature.of(first) \
+            result = first if there.verdict.is_finding and self._same_bug(there, first) \
                 else dataclasses.replace(first, needs_configuration=True)
             self._counted_or_confirmed(dataclasses.replace(reply, result=result), done, config)
 

@@ -549,7 +549,8 @@ def test_a_taken_signature_under_a_configuration_is_checked_under_the_defaults_a
         asked.append(result.configuration)
         return True
 
-    checker = Checker(runner, count_only=lambda result: counted.append(result) or True, taken=taken)
+    checker = Checker(runner, count_only=lambda result: counted.append(result) or True, taken=taken,
+                      same_bug=lambda one, other: Signature.of(one) == Signature.of(other))
     reply = checker.submit(CheckTask(PROGRAM, configuration="graph-dedup")).result()
     assert asked == ["graph-dedup"] and runner.asked == [Mode.EAGER, Mode.COMPILED, Mode.COMPILED]
     [result] = counted  # what the caller is asked about (and files) is the result that needs it
@@ -561,9 +562,15 @@ def test_a_taken_signature_under_a_configuration_is_checked_under_the_defaults_a
     assert "needs" not in signature.plain().as_json() and signature.base() == signature
 
 
+def same_signature(one, other):
+    from mutator.findings.signature import Signature
+
+    return Signature.of(one) == Signature.of(other)
+
+
 def test_a_taken_signature_that_fails_alike_under_the_defaults_is_the_other_bug():
     runner = ScriptedRunner(eager=[ok(1.0)], compiled=[compiled(2.0), compiled(3.0)])
-    reply = Checker(runner, count_only=lambda result: True, taken=lambda result: True) \
+    reply = Checker(runner, count_only=lambda result: True, taken=lambda result: True, same_bug=same_signature) \
         .submit(CheckTask(PROGRAM, configuration="graph-dedup")).result()
     assert not reply.result.needs_configuration and not reply.confirmed  # counted as the known bug's hit
     assert runner.asked == [Mode.EAGER, Mode.COMPILED, Mode.COMPILED]
@@ -574,7 +581,7 @@ def test_under_the_defaults_or_with_a_signature_not_taken_no_run_is_added():
         runner = ScriptedRunner(eager=[ok(1.0)], compiled=[compiled(2.0)])
         asked = []
         reply = Checker(runner, count_only=lambda result: True,
-                        taken=lambda result: asked.append(1) or taken) \
+                        taken=lambda result: asked.append(1) or taken, same_bug=same_signature) \
             .submit(CheckTask(PROGRAM, configuration=configuration)).result()
         assert runner.asked == [Mode.EAGER, Mode.COMPILED] and not reply.result.needs_configuration
         assert asked == ([] if configuration == "default" else [1])
