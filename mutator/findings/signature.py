@@ -95,7 +95,10 @@ class Signature:
         parts = [self.kind.lower(), self.exception, self.location.rsplit("/", 1)[-1], self.observation,
                  f"needs-{self.needs}" if self.needs else ""]
         readable = _UNSAFE.sub("-", "-".join(p for p in parts if p)).strip("-")[:60].rstrip("-")
-        digest = hashlib.sha1(repr(self).encode()).hexdigest()[:8]
+        # the digest of a signature needing no configuration is what it was before `needs` existed,
+        # so that a campaign's directories keep their names across versions
+        digest = hashlib.sha1((repr(self) if self.needs else repr(self).replace(", needs=''", "")).encode()) \
+            .hexdigest()[:8]
         return f"{readable}-{digest}"
 
     def describe(self) -> str:

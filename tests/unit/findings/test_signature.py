@@ -28,3 +28,12 @@ def test_signatures_separate_kinds_frames_and_observations():
     assert Signature.of(judged(Verdict.CRASH, compiled=segv)).exception == "signal 11"
     slug = crash.slug()
     assert slug.startswith("crash-AssertionError-symbolic_convert.py-step-") and "/" not in slug
+
+
+def test_a_directory_name_is_what_it_was_before_signatures_said_what_configuration_they_need():
+    # as a campaign of the release before `needs` named this signature's directory
+    plain = Signature("CRASH", "IndexError", "torch/_dynamo/symbolic_convert.py:pop")
+    assert plain.slug() == "crash-IndexError-symbolic_convert.py-pop-74c5d470"
+    needing = replace(plain, needs="graph-dedup")
+    assert needing.slug().startswith("crash-IndexError-symbolic_convert.py-pop-needs-graph-dedup-")
+    assert needing.slug() != plain.slug()
