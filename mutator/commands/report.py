@@ -80,7 +80,7 @@ def report(campaign_dirs: tuple[Path, ...], out: Path | None, no_ablation: bool,
                     finding = reported.finding
                     program = Program.from_source(finding.reduction["source"], str(reported.directory / "reduced.py"))
                     configuration = finding.reduction.get("configuration", finding.configuration)
-                    rows = ablation.ablate(pool, program, finding.signature.base().plain(),
+                    rows = ablation.ablate(pool, program, finding.signature.as_run(),
                                            base=dataclasses.replace(config, configuration=configuration),
                                            parallel=pool.size)
                     finding.reduction.update(ablation=[row.as_json() for row in rows], label=ablation.label(rows),

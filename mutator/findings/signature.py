@@ -78,6 +78,12 @@ class Signature:
         it needs: a run tells that)."""
         return dataclasses.replace(self, part="") if self.part else self
 
+    def as_run(self) -> Signature:
+        """What a run of the finding's program gives, to reproduce it by (a reduction, the
+        ablation, other versions): neither the part a split gave it nor the configuration it
+        needs (a run under that configuration is not checked under the defaults)."""
+        return dataclasses.replace(self, part="", needs="") if self.part or self.needs else self
+
     def plain(self) -> Signature:
         """Without the configuration it needs: the signature of a run under it that was not
         checked under Dynamo's defaults."""

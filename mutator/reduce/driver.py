@@ -165,7 +165,7 @@ class ReduceDriver:
         except ProgramError as exc:
             outcome.error = str(exc)
             return outcome
-        if not self._reduce(outcome, program, finding.signature.base().plain(), on_progress, stop):
+        if not self._reduce(outcome, program, finding.signature.as_run(), on_progress, stop):
             return outcome
         self._finish(outcome, directory / "reduced.py", directory / "repro.py", stop=stop, charge=charge)
         return outcome

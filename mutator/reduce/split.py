@@ -137,7 +137,7 @@ def split_variants(reducer: Reducer, store: FindingStore, finding: Finding, *, l
         outcomes.append(outcome)
         chosen = reducer_for(variant.get("configuration", DEFAULT)) if reducer_for is not None else reducer
         try:
-            reduction = chosen.reduce(load_program(directory / variant["file"]), expect=finding.signature.base().plain(),
+            reduction = chosen.reduce(load_program(directory / variant["file"]), expect=finding.signature.as_run(),
                                       time_limit=time_limit, on_progress=on_progress)
         except (NotReproduced, ProgramError) as exc:
             outcome.verdict, outcome.into, outcome.detail = "does not reproduce", "", str(exc)[:300]

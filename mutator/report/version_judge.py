@@ -63,7 +63,7 @@ class VersionJudge:
         """The finding in `directory` (its record read from finding.json unless given) on each torch."""
         if finding is None:
             finding = Finding.from_json(storage.read_json(directory / "finding.json"))
-        ours = {finding.signature.base().plain(), *(Signature(**m["signature"]).base().plain() for m in finding.merged)}
+        ours = {finding.signature.as_run(), *(Signature(**m["signature"]).as_run() for m in finding.merged)}
         programs = _programs(directory)
         configurations = {"reduced": finding.reduction.get("configuration", finding.configuration),
                           "smallest": finding.configuration}

@@ -37,3 +37,5 @@ def test_a_directory_name_is_what_it_was_before_signatures_said_what_configurati
     needing = replace(plain, needs="graph-dedup")
     assert needing.slug().startswith("crash-IndexError-symbolic_convert.py-pop-needs-graph-dedup-")
     assert needing.slug() != plain.slug()
+    split = replace(needing, part="split1")
+    assert split.as_run() == plain and split.base() == needing and split.plain().base() == plain
