@@ -294,7 +294,10 @@ class Checker:
         self._oracle = oracle or Oracle()
         self._config = config  # None: the runner's own
         self._count_only = count_only
-        self._taken = taken if same_bug is not None else None
+        if (taken is None) != (same_bug is None):
+            raise ValueError("taken and same_bug go together: the one asks for the run under the defaults, "
+                             "the other judges it")
+        self._taken = taken
         self._same_bug = same_bug
         self._builder: MutantBuilder | None = None  # for recipes where the runner takes no tasks
 
@@ -363,7 +366,7 @@ class Checker:
         plain = dataclasses.replace(untraced(config), configuration=DEFAULT)
 
         def judged(runs: list[ExecResult]) -> None:
-            assert self._same_bug is not None
+            assert self._same_bug is not None  # set with _taken (__init__)
             judgement = self._oracle.judge(first.eager, runs[0], program=first.program)
             there = CheckResult(first.program, judgement, (first.eager, runs[0]), configuration=DEFAULT)
             result = first if there.verdict.is_finding and self._same_bug(there, first) \
