@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from mutator.core.observation import CallRecord, Observation, Stdout
-from mutator.core.printed import without_node_names
+from mutator.core.printed import comparable
 from mutator.core.values import (
     ExceptionInfo,
     MapValue,
@@ -120,7 +120,8 @@ def compare_stdout(eager: Stdout | None, compiled: Stdout | None, *, names: tupl
                    every_line: bool = False) -> list[Divergence]:
     """Equal text, or equal text with printed numbers equal to their printed precision; the
     name of an autograd node (a tensor's `grad_fn=<AddBackward0>`) is the backend's choice
-    and not compared (`mutator.core.printed`).
+    and not compared, a printed set's elements are compared in any order
+    (`mutator.core.printed`).
 
     Lines are compared one by one: a line whose path ("stdout line 3") is in `mask` is
     not compared; "stdout" in `mask` masks all of it. `stopped` ("eager" or "compiled"):
@@ -239,8 +240,8 @@ def _walk(found: _Collector, obs: str, where: str, path: str, e: Any, c: Any, r:
     elif isinstance(e, complex):
         if not (_close_float(e.real, c.real, None) and _close_float(e.imag, c.imag, None)):
             diverge("value", f"{one} {e!r}, {other} {c!r}", numeric=True)
-    elif isinstance(e, str) and without_node_names(e) == without_node_names(c):
-        return  # a tensor's repr kept as text: its grad_fn's name is the backend's
+    elif isinstance(e, str) and comparable(e) == comparable(c):
+        return  # a repr kept as text: a tensor's grad_fn's name is the backend's, a set's order the hash table's
     elif e != c:
         diverge("value", f"{one} {_short(e)}, {other} {_short(c)}")
 
@@ -376,7 +377,7 @@ def _close_float(e: float, c: float, r: float | None) -> bool:
 
 
 def _same_printed_text(a: str, b: str) -> bool:
-    return _same_text_with_numbers(without_node_names(a), without_node_names(b))
+    return _same_text_with_numbers(comparable(a), comparable(b))
 
 
 def _same_text_with_numbers(a: str, b: str) -> bool:
