@@ -53,9 +53,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from mutator.findings.canonical import canonical_digest  # noqa: E402
+from mutator.findings.finding import Finding  # noqa: E402
 from mutator.findings.known import KnownBugs  # noqa: E402
 from mutator.findings.store import FindingStore  # noqa: E402
-from mutator.findings.needs import needed_constructs  # noqa: E402
+from mutator.findings.needs import failure_key, needed_constructs, only_configurations  # noqa: E402
 
 CONFIGS = {  # name -> the extra flags of `mutate fuzz`
     "guided": [],  # the default: arcs of torch/_dynamo and Dynamo's own signals (mutator.runtime.signals)
@@ -176,7 +177,7 @@ def count_trial(trial: Trial, known: KnownBugs | None) -> None:
         families = sorted({step.split(".", 1)[0] for step in provenance.split("+") if "." in step}) \
             if not from_seed else []
         cause = by_form.setdefault(key, dict(key=key, at=finding.first_seen, kind=finding.signature.kind,
-                                             needed=needed_constructs(reduction) if reduction else None,
+                                             needed=_merge_needs(finding),
                                              signatures=[], known=is_known, seed=from_seed, families=families,
                                              configuration=reduction.get("configuration", finding.configuration),
                                              found_under=finding.configuration,
@@ -187,9 +188,19 @@ def count_trial(trial: Trial, known: KnownBugs | None) -> None:
     trial.causes = _merge_by_what_matters(list(by_form.values()))
 
 
+def _merge_needs(finding: Finding) -> Any:
+    """What a finding's reduced form is merged by: the constructs its what-matters analysis
+    needed; where that is a configuration alone (every bug showing only under it needs that
+    much), with how it fails too (`failure_key`: the exception and its message, or the
+    diverging observation)."""
+    needed = needed_constructs(finding.reduction) if finding.reduction else None
+    return failure_key(finding) if only_configurations(needed) else needed
+
+
 def _merge_by_what_matters(causes: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Reduced forms of one signature kind whose what-matters analyses needed the same
-    constructs are one root cause (the earliest stands)."""
+    constructs are one root cause (the earliest stands); a configuration alone is not
+    enough (`_merge_needs`)."""
     merged: dict[tuple[str, frozenset[str]], dict[str, Any]] = {}
     out: list[dict[str, Any]] = []
     for cause in sorted(causes, key=lambda c: c["at"]):

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 DEFAULT = "default"
 NESTED = "nested-graph-breaks"
 FORCED = "forced-graph-breaks"
+CONSTRUCT_PREFIX = "the configuration "  # `Configuration.construct`
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +45,10 @@ class Configuration:
         return [f"# the configuration {self.name!r}: {self.why}",
                 *(f"import {module}" for module in modules),
                 *(f"{name} = {value}" for name, value in self.settings)]
+
+    def construct(self) -> str:
+        """The configuration as "what matters" names it among a reduced program's constructs."""
+        return CONSTRUCT_PREFIX + self.describe()
 
     def describe(self) -> str:
         """`nested-graph-breaks (torch._dynamo.config.nested_graph_breaks = True)`."""

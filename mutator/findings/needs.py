@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from mutator.core.configurations import CONSTRUCT_PREFIX
 from mutator.core.verdict import Verdict
 from mutator.findings.finding import Finding
 
@@ -37,6 +38,12 @@ def needed_constructs(reduction: dict[str, Any]) -> frozenset[str] | None:
             needed = {str(row["construct"]) for row in rows
                       if isinstance(row, dict) and "construct" in row and row.get("verdict") == "needed"}
     return frozenset(_unnamed(construct) for construct in needed) or None
+
+
+def only_configurations(needed: frozenset[str] | None) -> bool:
+    """Whether all that `needed` names is configurations: every bug that shows only under
+    one configuration needs that much, so it tells no two of them apart."""
+    return bool(needed) and all(construct.startswith(CONSTRUCT_PREFIX) for construct in needed)
 
 
 def _unnamed(construct: str) -> str:

@@ -231,12 +231,12 @@ class ReduceDriver:
         found = CONFIGURATIONS[outcome.found_under]
         if outcome.explicit_breaks:
             outcome.matters.rows.append(matters.Row(
-                f"the configuration {found.describe()}",
+                found.construct(),
                 f"{explicit_breaks.BREAK} before the returns, under {CONFIGURATIONS[NESTED].describe()}",
                 matters.STILL_FAILS, "the forced breaks written in the program"))
             found = CONFIGURATIONS[NESTED]
         outcome.matters.rows.append(matters.Row(
-            f"the configuration {found.describe()}", "Dynamo's defaults instead",
+            found.construct(), "Dynamo's defaults instead",
             matters.PASSES if outcome.needs_configuration else matters.STILL_FAILS,
             "" if outcome.needs_configuration else "fails under the defaults too"))
 

@@ -56,6 +56,21 @@ def test_what_matters_joins_forms_of_one_kind_and_unreduced_findings_stand_alone
     assert sorted(len(c["signatures"]) for c in trial.causes) == [1, 2]
 
 
+def test_a_configuration_alone_needed_joins_only_forms_that_fail_alike(tmp_path: Path) -> None:
+    from mutator.core.configurations import CONFIGURATIONS, FORCED
+
+    forced = [CONFIGURATIONS[FORCED].construct()]
+    resume = Signature("CRASH", "AssertionError", "torch/_dynamo/resume_execution.py:generate")
+    _finding(tmp_path, "a", resume, at=5.0, source="def fn(x):\n    return -x\n", needed=forced)
+    _finding(tmp_path, "b", Signature("CRASH", "KeyError", "torch/_dynamo/eval_frame.py:compile_wrapper"), at=6.0,
+             source="def fn(x, y):\n    return sorted(x)\n", needed=forced)  # another bug of the same setting
+    _finding(tmp_path, "c", Signature("CRASH", "AssertionError", "torch/_dynamo/resume_execution.py:other"),
+             at=7.0, source="def fn(x):\n    return [x]\n", needed=forced)  # fails as "a" does: one cause
+    trial = bench.Trial("axis", 1, tmp_path)
+    bench.count_trial(trial, None)
+    assert sorted(len(c["signatures"]) for c in trial.causes) == [1, 2]
+
+
 def test_a_cause_known_before_is_not_new(tmp_path: Path) -> None:
     earlier, now = tmp_path / "earlier", tmp_path / "now"
     seen = Signature("CRASH", "KeyError", "torch/_dynamo/variables/dicts.py:getitem")
