@@ -15,7 +15,8 @@ the report), EXIT (what the child used beyond its stages, from the kernel when i
 sending its report and exiting, the tearing down of its copy of the worker; charged to the run
 answered when it is reaped). A check's first pass adds BUILD (the mutant), JUDGE (comparing
 the runs), REPAIR (the rules, for an invalid mutant) and REPORT (what of the features is new
-to the driver).
+to the driver); DEFAULTS is the compiled run again under Dynamo's defaults that a bug seen
+under another configuration may need.
 """
 
 from __future__ import annotations
@@ -49,6 +50,10 @@ EAGER_RUN = "check: eager run"
 COMPILE = "check: compiled run: Dynamo compiling (with coverage tracing)"
 COMPILED_RUN = "check: compiled run: the rest"
 CONFIRMATION = "confirmation runs"
+# the compiled run again under Dynamo's defaults, for a bug seen under a configuration whose
+# signature is another configuration's (`mutator.judge.check.Checker`): does it need its own?
+DEFAULTS = "defaults"
+LINES[DEFAULTS] = "check: compiled run again under Dynamo's defaults (does the bug need its configuration)"
 
 Stages = tuple[tuple[str, float], ...]
 

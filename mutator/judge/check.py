@@ -371,7 +371,8 @@ class Checker:
             there = CheckResult(first.program, judgement, (first.eager, runs[0]), configuration=DEFAULT)
             result = first if there.verdict.is_finding and self._same_bug(there, first) \
                 else dataclasses.replace(first, needs_configuration=True)
-            self._counted_or_confirmed(dataclasses.replace(reply, result=result), done, config)
+            spent = (cpu.DEFAULTS, sum(seconds for _, seconds in runs[0].cpu))
+            self._counted_or_confirmed(dataclasses.replace(reply, result=result, cpu=(*reply.cpu, spent)), done, config)
 
         _when_all([self._runner.submit(first.program, Mode.COMPILED, plain)], done, judged)
 

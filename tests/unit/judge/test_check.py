@@ -569,11 +569,15 @@ def same_signature(one, other):
 
 
 def test_a_taken_signature_that_fails_alike_under_the_defaults_is_the_other_bug():
-    runner = ScriptedRunner(eager=[ok(1.0)], compiled=[compiled(2.0), compiled(3.0)])
+    from mutator.core import cpu
+
+    again = replace(compiled(3.0), cpu=((cpu.SETUP, 0.01), (cpu.PROGRAM, 0.25)))
+    runner = ScriptedRunner(eager=[ok(1.0)], compiled=[compiled(2.0), again])
     reply = Checker(runner, count_only=lambda result: True, taken=lambda result: True, same_bug=same_signature) \
         .submit(CheckTask(PROGRAM, configuration="graph-dedup")).result()
     assert not reply.result.needs_configuration and not reply.confirmed  # counted as the known bug's hit
     assert runner.asked == [Mode.EAGER, Mode.COMPILED, Mode.COMPILED]
+    assert dict(reply.cpu_lines())[cpu.LINES[cpu.DEFAULTS]] == pytest.approx(0.26)  # the run it took, in the ledger
 
 
 def test_under_the_defaults_or_with_a_signature_not_taken_no_run_is_added():
