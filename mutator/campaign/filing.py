@@ -39,8 +39,7 @@ class Filing:
         if self.known is None:
             return False
         signature = Signature.of(result)
-        return self.store.aliases.get(signature, signature) not in self.store.findings and \
-            self.known.known.by_signature(signature) is not None
+        return self._filed(signature) is None and self.known.known.by_signature(signature) is not None
 
     def taken(self, result: CheckResult) -> bool:
         """Whether a bug verdict's signature (under a configuration other than the defaults)
@@ -55,12 +54,16 @@ class Filing:
         signature = Signature.of(result)
         if signature.location:
             return False
-        finding = self.store.findings.get(self.store.aliases.get(signature, signature))
+        finding = self._filed(signature)
         if finding is not None:
             return finding.configuration != result.configuration
         if self.known is None or self.known.known.by_signature(signature) is None:
             return False
         return result.configuration not in self.known.known.configurations_of(signature)
+
+    def _filed(self, signature: Signature) -> Finding | None:
+        """This campaign's finding of `signature`, or of the signature it was merged into."""
+        return self.store.findings.get(self.store.aliases.get(signature, signature))
 
     @staticmethod
     def same_bug(one: CheckResult, other: CheckResult) -> bool:
@@ -71,7 +74,7 @@ class Filing:
         if self.known is None:
             return False
         signature = Signature.of(result)
-        if self.store.aliases.get(signature, signature) in self.store.findings:
+        if self._filed(signature) is not None:
             return False  # filed here already (before --known was given): it goes on counting here
         return self.known.count(signature, provenance=provenance, size=len(result.program.source), elapsed=elapsed)
 
