@@ -17,6 +17,7 @@ as sorted; a dict's order (insertion, promised) still counts.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 
 AUTOGRAD_NODE = re.compile(r"\b(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*Backward\d*\b")
 NODE_PLACEHOLDER = "AutogradNode"
@@ -33,55 +34,62 @@ def comparable(text: str) -> str:
     return with_sets_sorted(without_node_names(text))
 
 
-_OPEN = {"{": "}", "[": "]", "(": ")"}
+_CLOSING = {"{": "}", "[": "]", "(": ")"}
+
+
+@dataclass
+class _Bracket:
+    """An open bracket while reading printed text: its closing character, its top-level
+    parts so far (split at commas) and whether a colon showed at its top level (a dict)."""
+
+    closing: str
+    parts: list[str] = field(default_factory=list)
+    current: list[str] = field(default_factory=list)
+    colon: bool = False
+
+    def close(self) -> str:
+        """The bracket's text, a set display's elements sorted."""
+        parts = [*self.parts, "".join(self.current)]
+        if self.closing == "}" and not self.colon and len(parts) > 1:
+            opening, parts[0] = parts[0][0], parts[0][1:]
+            return opening + ", ".join(sorted(part.strip() for part in parts)) + self.closing
+        return ",".join(parts) + self.closing
 
 
 def with_sets_sorted(text: str) -> str:
     """`text` with the elements of every set display in it (`{a, b}`: braces whose top level
     has commas and no colon, as `repr` prints a set, a frozenset or a set subclass) sorted
-    as text. Quoted strings are read as Python prints them; text whose brackets do not
-    balance is returned as it is."""
+    as text. Quoted strings are read as Python prints them; text whose brackets or quotes do
+    not balance is returned as it is."""
     if "{" not in text or "," not in text:
         return text
-    # one frame per open bracket: [closing bracket, top-level parts, current part, saw a colon]
-    stack: list[list] = [[None, [], [], False]]
-    i, n = 0, len(text)
-    while i < n:
-        ch = text[i]
-        frame = stack[-1]
+    outside = _Bracket("")
+    stack = [outside]
+    i = 0
+    while i < len(text):
+        ch, inner = text[i], stack[-1]
         if ch in "'\"":
             end = _string_end(text, i)
             if end < 0:
                 return text
-            frame[2].append(text[i:end])
+            inner.current.append(text[i:end])
             i = end
             continue
-        if ch in _OPEN:
-            stack.append([_OPEN[ch], [], [ch], False])
+        if ch in _CLOSING:
+            stack.append(_Bracket(_CLOSING[ch], current=[ch]))
         elif ch in ")]}":
-            if frame[0] != ch or len(stack) == 1:
+            if inner is outside or ch != inner.closing:
                 return text
             stack.pop()
-            frame[1].append("".join(frame[2]))
-            parts = frame[1]
-            if ch == "}" and not frame[3] and len(parts) > 1:
-                opening, first = parts[0][0], parts[0][1:]
-                elements = sorted(part.strip() for part in [first, *parts[1:]])
-                closed = opening + ", ".join(elements) + ch
-            else:
-                closed = ",".join(parts) + ch
-            stack[-1][2].append(closed)
-        elif ch == "," and len(stack) > 1:
-            frame[1].append("".join(frame[2]))
-            frame[2] = []
+            stack[-1].current.append(inner.close())
+        elif ch == "," and inner is not outside:
+            inner.parts.append("".join(inner.current))
+            inner.current = []
         else:
-            if ch == ":" and len(stack) > 1:
-                frame[3] = True
-            frame[2].append(ch)
+            inner.colon = inner.colon or ch == ":"
+            inner.current.append(ch)
         i += 1
-    if len(stack) != 1:
-        return text
-    return "".join(stack[0][2])
+    return "".join(outside.current) if len(stack) == 1 else text
 
 
 def _string_end(text: str, start: int) -> int:
