@@ -243,6 +243,21 @@ def test_the_refusal_a_script_checks_for_is_not_a_finding():
     assert judgement.verdict is Verdict.PASS and "expects Dynamo to refuse" in judgement.reason
 
 
+def test_calls_a_caught_refusal_skipped_have_no_counterpart():
+    """`x = fn(a)`, then `with assertRaises(Unsupported): fn(ctx); fn(ctx)`: compiled, the
+    second call is refused and the handler skips the third; eager makes all three, then
+    fails the check."""
+    refused = exc(UNSUPPORTED, gb_type="Unsupported function call")
+    eager = run(calls=[call(0, result=1), call(1, result=1), call(2, result=1)],
+                **_stopped(20, "Unsupported not raised"))
+    judgement = oracle.judge(eager, with_fullgraph(compiled_run(calls=[call(0, result=1), call(1, exception=refused)])))
+    assert judgement.verdict is Verdict.PASS and "expects Dynamo to refuse" in judgement.reason
+    wrong = [call(0, result=5), call(1, exception=refused)]  # a call before the refusal still counts
+    assert oracle.judge(eager, with_fullgraph(compiled_run(calls=wrong))).verdict is Verdict.MISMATCH
+    same_course = [call(0, result=1), call(1, exception=refused), call(2, result=7)]  # the handler went on as eager
+    assert oracle.judge(eager, with_fullgraph(compiled_run(calls=same_course))).verdict is Verdict.MISMATCH
+
+
 def test_a_refusal_that_ends_the_compiled_run_is_a_fullgraph_break_not_the_missing_calls_after_it():
     """The eager run stops later at a check of its own; the compiled run dies of Dynamo's
     refusal in its first call, uncaught: the program never expected it."""
