@@ -52,6 +52,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from mutator.core.verdict import Verdict  # noqa: E402
 from mutator.findings.canonical import canonical_digest  # noqa: E402
 from mutator.findings.finding import Finding  # noqa: E402
 from mutator.findings.known import KnownBugs  # noqa: E402
@@ -190,11 +191,15 @@ def count_trial(trial: Trial, known: KnownBugs | None) -> None:
 
 def _merge_needs(finding: Finding) -> Any:
     """What a finding's reduced form is merged by: the constructs its what-matters analysis
-    needed; where that is a configuration alone (every bug showing only under it needs that
-    much), with how it fails too (`failure_key`: the exception and its message, or the
-    diverging observation)."""
+    needed; for a crash that needs a configuration alone (every crash showing only under it
+    needs that much), with how it crashes too (`failure_key`: the exception and its message).
+    Wrong results that need a configuration alone stay one cause whatever they diverge in
+    (graph deduplication's regions that ignore a constant give a wrong value, a wrong shape, a
+    wrong global): where a wrong result shows tells no two bugs apart."""
     needed = needed_constructs(finding.reduction) if finding.reduction else None
-    return failure_key(finding) if only_configurations(needed) else needed
+    if only_configurations(needed) and finding.signature.verdict is not Verdict.MISMATCH:
+        return failure_key(finding)
+    return needed
 
 
 def _merge_by_what_matters(causes: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -66,9 +66,14 @@ def test_a_configuration_alone_needed_joins_only_forms_that_fail_alike(tmp_path:
              source="def fn(x, y):\n    return sorted(x)\n", needed=forced)  # another bug of the same setting
     _finding(tmp_path, "c", Signature("CRASH", "AssertionError", "torch/_dynamo/resume_execution.py:other"),
              at=7.0, source="def fn(x):\n    return [x]\n", needed=forced)  # fails as "a" does: one cause
+    dedup = [CONFIGURATIONS["graph-dedup"].construct()]  # wrong results: one cause whatever diverges
+    _finding(tmp_path, "d", Signature("MISMATCH", observation="result:value:Tensor"), at=8.0,
+             source="def fn(x):\n    return x * 2\n", needed=dedup)
+    _finding(tmp_path, "e", Signature("MISMATCH", observation="globals:shape:Tensor"), at=9.0,
+             source="def fn(x, y):\n    return x[:y]\n", needed=dedup)
     trial = bench.Trial("axis", 1, tmp_path)
     bench.count_trial(trial, None)
-    assert sorted(len(c["signatures"]) for c in trial.causes) == [1, 2]
+    assert sorted(len(c["signatures"]) for c in trial.causes) == [1, 2, 2]
 
 
 def test_a_cause_known_before_is_not_new(tmp_path: Path) -> None:
