@@ -132,7 +132,15 @@ class BetweenCalls(ValueOperator):
         self._points = driver_call_points(self.ctx)  # where the state changes (unless a drive is made)
 
     def accepts(self, site: ValueStatement) -> bool:
-        return bool(_float_parts(site.value)) and (self._new or bool(self._points))
+        return bool(_float_parts(site.value)) and (self._new or bool(self._points)) and not self._in_backward(site)
+
+    def _in_backward(self, site: ValueStatement) -> bool:
+        """Is the site in a `backward` (of an autograd.Function)? torch.compile traces the backward
+        when it compiles the forward, and documents that what the backward reads is baked in then
+        ("torch.compile has different autograd semantics"); the driver changes the state right
+        after a call, between that call's forward and its `loss.backward()`: documented, not a bug."""
+        owner = self._scopes.statements.get(id(site.line))
+        return owner is not None and owner.name.value == "backward"
 
     def no_site_reason(self) -> str:
         if not (self._new or self._points):

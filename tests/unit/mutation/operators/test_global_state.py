@@ -12,7 +12,8 @@ from mutator.mutation.operators.global_state import (
     SetGradEnabledInRegion,
 )
 
-from tests.unit.mutation.operators.helpers import assert_declines, assert_rewrites
+from mutator.mutation.operator import Mutant
+from tests.unit.mutation.operators.helpers import assert_declines, assert_rewrites, rewrite
 
 ONE_CALL_AT_A_TIME = """
     import torch
@@ -615,6 +616,39 @@ def test_between_calls_ignores_metadata_and_literals():
     """
     assert_declines(GlobalBetweenCalls, before, "no site for global_between_calls in the region")
     assert_declines(RngInRegion, before, "no site for rng_in_region in the region")
+
+
+def test_between_calls_leaves_an_autograd_functions_backward_alone():
+    """torch.compile bakes what a backward reads in when it compiles the forward (documented):
+    state the driver changes between a call and its backward is not a bug to look for."""
+    before = """
+        import torch
+
+        class Twice(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x * 2.0
+
+            @staticmethod
+            def backward(ctx, grad):
+                scaled = grad * 2.0
+                return scaled
+
+        def fn(x):
+            return Twice.apply(x)
+
+        def drive(f):
+            w = torch.ones(2, requires_grad=True)
+            loss = f(w).sum()
+            loss.backward()
+            return f(w), w.grad
+    """
+    taken = set()
+    for seed in range(12):  # the forward's and fn's values are its sites, the backward's are not
+        mutant = rewrite(GlobalBetweenCalls, before, seed=seed)
+        assert isinstance(mutant, Mutant) and "        scaled = grad * 2.0\n" in mutant.program.source
+        taken |= {site for site in ("apply_knob(x * 2.0)", "apply_knob(Twice.apply(x))") if site in mutant.program.source}
+    assert len(taken) == 2
 
 
 @pytest.mark.parametrize("op", [GlobalCounter, SetGradEnabledInRegion])
