@@ -176,8 +176,8 @@ class Oracle:
             # The program's handler took the refusal it checks for (`with assertRaises(Unsupported)`
             # around more calls) and the runs then made different numbers of calls: the calls the
             # eager run went on to make in the handler's scope, or the compiled run made past it,
-            # have no counterpart. The calls up to the refusal are compared (what each printed
-            # before it is, above); later crashes still count (`_by_own_checks`).
+            # have no counterpart. The calls up to the refusal are compared (and, as cut above,
+            # what each run printed before it); later crashes still count (`_by_own_checks`).
             compared = tuple(dataclasses.replace(o, calls=o.calls[:first_refused + 1]) for o in compared)
         divergences = compare_observations(*compared, ref, mask=mask, stopped=stopped)
         if divergences and caught_refusal is not None:
