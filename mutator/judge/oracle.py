@@ -157,8 +157,8 @@ class Oracle:
                     and compiled.observation.uncaught_call != c.index:  # caught: the refusal it checks for
                 if not refusals:  # what the refused call would have printed eagerly has no counterpart
                     eager, compiled = _printed_before(eager, e.stdout_at), _printed_before(compiled, c.stdout_at)
+                    first_refused = c.index
                 refusals.append(f"call {c.index + 1}: Unsupported under {mode.why}")
-                first_refused = c.index if first_refused is None else first_refused
                 mask = mask | {f"call {c.index + 1} ({c.label})"}  # the refusal the program checks for itself
                 continue
             return self._call_exception(e, c, context)
