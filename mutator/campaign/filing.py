@@ -8,38 +8,82 @@ marking one that reduced to a program filed before).
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from mutator.findings.finding import Finding
-from mutator.findings.known import KnownHits, mark
+from mutator.findings.known import Apart, KnownHits, mark
+from mutator.findings.needs import Present
 from mutator.findings.signature import Signature
 from mutator.findings.store import FindingStore
 from mutator.judge.check import CheckResult
 from mutator.mutation.mutator import Recipe
+from mutator.reduce.constructs import construct_names
 from mutator.reduce.driver import ReductionReport, record_reduction
+
+_APART_MEMORY = 256  # hits whose telling apart is remembered (the checker's thread asks, then the loop's)
 
 
 class Filing:
     def __init__(self, store: FindingStore, known: KnownHits | None = None) -> None:
         self.store = store
         self.known = known  # bugs filed before (--known): their hits are counted, not filed
+        self.told_apart = 0  # hits of known signatures filed as bugs of their own (`_apart`)
+        self._apart_memory: dict[tuple[str, str], Apart | None] = {}
 
     def file(self, result: CheckResult, *, provenance: str, parent: int | None, elapsed: float,
              recipe: Recipe | None = None) -> tuple[Finding, bool] | None:
         """File a bug verdict: its finding and whether it is a new one; None when it is a hit of
-        a signature filed before that this campaign has not filed itself (counted in known.json)."""
-        if self._count_known(result, provenance, elapsed):
-            return None
-        return self.store.record(result, provenance=provenance, parent=parent, elapsed=elapsed, recipe=recipe)
+        a signature filed before that this campaign has not filed itself (counted in known.json).
+        A hit of a known signature that names no place, whose program lacks what each known bug
+        of it needs, is filed as a bug of its own (`Signature.unlike`)."""
+        apart = self._apart(result)
+        if apart is None:
+            if self._count_known(result, provenance, elapsed):
+                return None
+            return self.store.record(result, provenance=provenance, parent=parent, elapsed=elapsed, recipe=recipe)
+        self.told_apart += 1
+        signature = dataclasses.replace(Signature.of(result), unlike=apart.unlike)
+        finding, is_new = self.store.record(result, provenance=provenance, parent=parent, elapsed=elapsed,
+                                            recipe=recipe, signature=signature)
+        if not finding.apart:
+            finding.apart = apart.as_json()
+            self.store.save(finding)
+        return finding, is_new
 
     def counts_as_known(self, result: CheckResult) -> bool:
         """Whether `file` would only count this bug verdict as a hit of a bug filed before (its
-        signature known, and not filed here): what the checker need not confirm. Safe to ask
-        from another thread: it only reads."""
+        signature known, and not filed here, and not told apart): what the checker need not
+        confirm. Safe to ask from another thread: it only reads (and remembers what it read)."""
         if self.known is None:
             return False
         signature = Signature.of(result)
-        return self._filed(signature) is None and self.known.known.by_signature(signature) is not None
+        return self._filed(signature) is None and self.known.known.by_signature(signature) is not None \
+            and self._apart(result) is None
+
+    def _apart(self, result: CheckResult) -> Apart | None:
+        """Whether a hit of a known signature that names no place (and not filed here) is none of
+        the known bugs of it: its program lacks a construct each of them needs
+        (`KnownBugs.told_apart`). Remembered per program and configuration."""
+        if self.known is None:
+            return None
+        signature = Signature.of(result)
+        if signature.location or self._filed(signature) is not None:
+            return None
+        key = (result.program.digest, result.configuration)
+        if key in self._apart_memory:
+            return self._apart_memory[key]
+
+        def present() -> Present:
+            stats = result.compiled.observation.compile
+            return Present.of(construct_names(result.program.source), result.configuration,
+                              graph_broke=bool(stats is not None and stats.graph_breaks))
+
+        apart = self.known.known.told_apart(signature, present)
+        if len(self._apart_memory) >= _APART_MEMORY:
+            self._apart_memory.clear()
+        self._apart_memory[key] = apart
+        return apart
 
     def taken(self, result: CheckResult) -> bool:
         """Whether a bug verdict's signature (under a configuration other than the defaults)
@@ -99,4 +143,5 @@ class Filing:
             known_from_peers=sum(1 for f in findings if f.known_from),
             known_signatures=len(self.known.hits) if self.known is not None else 0,
             known_findings=sum(1 for f in findings if f.known),
+            told_apart=self.told_apart,
         )

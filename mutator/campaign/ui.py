@@ -44,6 +44,7 @@ def status_line(s: dict[str, Any]) -> str:
             + (f" (traced in {s['traced_share']:.0%} of checks)" if s.get("traced_share", 1.0) < 1.0 else "")
             + f"  features {s['features']}  findings {s['findings']} [{kinds}] hits {s['hits']}"
             + (f"  known {s['known_signatures']} ({s['known_hits']} hits)" if s.get("known_hits") else "")
+            + (f"  told apart {s['told_apart']}" if s.get("told_apart") else "")
             + (f"  to known bugs {s['known_share']:.0%}" if s.get("known_share") else "")
             + configurations_part(s)
             + f"  invalid {s['invalid_rate']:.0%}  "
@@ -189,6 +190,8 @@ def render(s: dict[str, Any], title: str) -> Panel:
     findings.caption = (f"hits {s['hits']}; "
                         + (f"known from --known: {s['known_signatures']} signatures, {s['known_hits']} hits; "
                            if s.get("known_hits") else "")
+                        + (f"{s['told_apart']} hits of known signatures told apart (filed: their programs lack "
+                           "what the known bugs need); " if s.get("told_apart") else "")
                         + (f"{s['known_share']:.0%} of the checks hit bugs known already; "
                            if s.get("known_share") else "")
                         + f"reduced {s.get('reduced', 0)}, merged {s.get('merged', 0)}, "

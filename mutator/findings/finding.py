@@ -59,6 +59,9 @@ class Finding:
     # reduction, reproducer and version checks run under; and the hits under each configuration
     configuration: str = DEFAULT
     configurations: dict[str, int] = field(default_factory=dict)
+    # its signature is a known one's, but its first hit lacked what each known bug of it needs
+    # (`mutator.findings.known.Apart`): which known findings, and what of theirs it lacked
+    apart: dict[str, Any] = field(default_factory=dict)
 
     @property
     def is_new(self) -> bool:
@@ -72,7 +75,8 @@ class Finding:
         data.update({key: value for key, value in (("known", self.known), ("split_from", self.split_from),
                                                    ("split_into", self.split_into), ("versions", self.versions),
                                                    ("missed_by_tests", self.missed_by_tests),
-                                                   ("configurations", self.configurations))
+                                                   ("configurations", self.configurations),
+                                                   ("apart", self.apart))
                      if value})
         data.update(configuration=self.configuration)
         return dict(data, history=self.history)
@@ -88,4 +92,5 @@ class Finding:
                    split_into=list(data.get("split_into", [])), versions=dict(data.get("versions", {})),
                    missed_by_tests=dict(data.get("missed_by_tests", {})),
                    configuration=str(data.get("configuration", DEFAULT)),
-                   configurations={str(k): int(v) for k, v in data.get("configurations", {}).items()})
+                   configurations={str(k): int(v) for k, v in data.get("configurations", {}).items()},
+                   apart=dict(data.get("apart", {})))

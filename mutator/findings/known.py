@@ -36,7 +36,7 @@ from mutator.core import storage
 from mutator.core.configurations import CONFIGURATIONS, DEFAULT, set_in
 from mutator.core.program import Program, ProgramError
 from mutator.findings.canonical import canonical_digest
-from mutator.findings.needs import failure_key
+from mutator.findings.needs import Present, failure_key, needed_constructs
 from mutator.findings.store import Finding, Signature
 
 if TYPE_CHECKING:
@@ -63,6 +63,18 @@ class Match:
 
 
 @dataclass(frozen=True, slots=True)
+class Apart:
+    """A hit of a known signature that names no place, told apart from the known bugs of it:
+    its program lacks a construct each of them needs (`KnownBugs.told_apart`)."""
+
+    unlike: str  # `Signature.unlike`: a digest of the known findings it is not
+    lacks: dict[str, list[str]]  # each known finding -> the constructs it needs that the program lacks
+
+    def as_json(self) -> dict[str, Any]:
+        return dict(unlike=self.unlike, lacks=self.lacks)
+
+
+@dataclass(frozen=True, slots=True)
 class KnownProgram:
     """A program of a bug filed before, to judge on the torch under test: where it was filed,
     its source and name, and the Dynamo configuration it failed under."""
@@ -71,6 +83,7 @@ class KnownProgram:
     program: Program
     configuration: str = DEFAULT
     needs: str = ""  # the configuration its signature says it needs (`Signature.needs`)
+    needed: frozenset[str] | None = None  # the constructs its finding's reduction found needed
 
 
 @dataclass
@@ -86,6 +99,9 @@ class KnownBugs:
     programs: list[KnownProgram] = field(default_factory=list)
     rejudged: dict[Signature, str] = field(default_factory=dict)  # signatures shown on the torch under test
     configured: dict[Signature, set[str]] = field(default_factory=dict)  # the configurations each was seen under
+    # per signature (without a split's part or `unlike`), each known finding of it and the
+    # constructs its reduction found needed (None: nothing to tell it by)
+    needed: dict[Signature, dict[str, frozenset[str] | None]] = field(default_factory=dict)
 
     @classmethod
     def load(cls, paths: list[Path] | tuple[Path, ...]) -> KnownBugs:
@@ -114,6 +130,33 @@ class KnownBugs:
     def configurations_of(self, signature: Signature) -> frozenset[str]:
         """The configurations the known bugs of `signature` were filed or judged again under."""
         return frozenset(self.configured.get(signature, ())) | frozenset(self.configured.get(signature.base(), ()))
+
+    def told_apart(self, signature: Signature, present: Callable[[], Present]) -> Apart | None:
+        """Whether a hit of `signature` (known, and naming no place in Dynamo: a wrong result, a
+        hang, a signal) is none of the known bugs of it: its program (what it has: `present`,
+        asked only when it can tell) lacks a construct each of them needs. None where any known
+        bug of it has nothing to tell it by (never reduced, or its reduction found nothing
+        needed), or the program has all one of them needs."""
+        if signature.location or self.by_signature(signature) is None:
+            return None
+        entries = self.needed.get(_family(signature))
+        if not entries or any(needed is None for needed in entries.values()):
+            return None
+        has = present()
+        lacks: dict[str, list[str]] = {}
+        for where, needed in entries.items():
+            assert needed is not None
+            missing = has.lacks(sorted(needed))
+            if not missing:
+                return None
+            lacks[where] = missing
+        digest = hashlib.sha1("\n".join(sorted(Path(where).name for where in lacks)).encode()).hexdigest()[:8]
+        return Apart(digest, lacks)
+
+    def _needs(self, signature: Signature, where: str, needed: frozenset[str] | None) -> None:
+        entries = self.needed.setdefault(_family(signature), {})
+        if entries.get(where, frozenset()) is not None:  # nothing to tell by, from any source, stays so
+            entries[where] = needed
 
     def by_canonical(self, digest: str) -> Match | None:
         where = self.digests.get(digest) if digest else None
@@ -185,6 +228,7 @@ class KnownBugs:
         if known.needs and not signature.needs:  # judged again under the configuration it needs
             signature = dataclasses.replace(signature, needs=known.needs)
         self.configured.setdefault(signature, set()).add(known.configuration)
+        self._needs(signature, known.where, known.needed)
         if signature in self.signatures or signature in self.rejudged:
             return 0
         self.rejudged[signature] = known.where
@@ -219,19 +263,25 @@ class KnownBugs:
             self.problems.append(f"{record}: unreadable ({storage.one_line(exc)}); not known")
             return
         where = str(record.parent.resolve())
+        needed = needed_constructs(finding.reduction) if finding.reduction.get("confirmed") else None
         for signature in (finding.signature, *(Signature(**m["signature"]) for m in finding.merged
                                                if isinstance(m.get("signature"), dict))):
             self.signatures.setdefault(signature, where)
             self.configured.setdefault(signature, set()).update({finding.configuration, *finding.configurations})
+            self._needs(signature, where, needed)
+            if signature.unlike:  # told apart from the known bugs of its run's signature: a bug of that
+                self.signatures.setdefault(_family(signature), where)  # signature (`told_apart` tells which)
         if finding.reduction.get("confirmed") and finding.reduction.get("canonical"):
             self.digests.setdefault(finding.reduction["canonical"], where)
         if (key := failure_key(finding)) is not None:
             self.failures.setdefault(key, where)
         reduced_under = finding.reduction.get("configuration", finding.configuration)
         for name, configuration in (("reduced", reduced_under), ("smallest", finding.configuration)):
-            self._add_program(record.parent / f"{name}.py", where, configuration, needs=finding.signature.needs)
+            self._add_program(record.parent / f"{name}.py", where, configuration, needs=finding.signature.needs,
+                              needed=needed)
 
-    def _add_program(self, path: Path, where: str, configuration: str, *, above: str = "", needs: str = "") -> None:
+    def _add_program(self, path: Path, where: str, configuration: str, *, above: str = "", needs: str = "",
+                     needed: frozenset[str] | None = None) -> None:
         """A program to judge again (a reproducer's: the part above `above`, its footer)."""
         if not path.is_file() or configuration not in CONFIGURATIONS:
             return
@@ -239,7 +289,8 @@ class KnownBugs:
             source = path.read_text(encoding="utf-8")
             if above:
                 source = "".join(source.splitlines(keepends=True)[:_cut(source, above)])
-            self.programs.append(KnownProgram(where, Program.from_source(source, str(path)), configuration, needs))
+            self.programs.append(KnownProgram(where, Program.from_source(source, str(path)), configuration, needs,
+                                              needed))
         except (OSError, UnicodeDecodeError, ProgramError):
             pass  # known by its signature and digests still; there is nothing to judge
 
@@ -252,6 +303,12 @@ class KnownBugs:
         for digest in reproducer_digests(source):
             self.digests.setdefault(digest, str(path.resolve()))
         self._add_program(path, str(path.resolve()), set_in(source), above=REPRO_SEPARATOR)
+
+
+def _family(signature: Signature) -> Signature:
+    """A signature as a run gives it, with the configuration it needs: the known bugs a hit of
+    it may be (a split's part and `unlike` are the filer's, not the run's)."""
+    return dataclasses.replace(signature, part="", unlike="") if signature.part or signature.unlike else signature
 
 
 def cache_root() -> Path:

@@ -11,10 +11,13 @@ first half, also what bench/yield.py and the variant split compare.
 
 from __future__ import annotations
 
+import builtins
 import re
+from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
-from mutator.core.configurations import CONSTRUCT_PREFIX
+from mutator.core.configurations import CONFIGURATIONS, CONSTRUCT_PREFIX, FORCED
 from mutator.core.verdict import Verdict
 from mutator.findings.finding import Finding
 
@@ -44,6 +47,56 @@ def only_configurations(needed: frozenset[str] | None) -> bool:
     """Whether all that `needed` names is configurations: every bug that shows only under
     one configuration needs that much, so it tells no two of them apart."""
     return bool(needed) and all(construct.startswith(CONSTRUCT_PREFIX) for construct in needed)
+
+
+@dataclass(frozen=True, slots=True)
+class Present:
+    """What a program (not reduced) has of the constructs a reduced bug needs: its constructs by
+    name (`mutator.reduce.constructs.construct_names`), the configuration it ran under, and
+    whether its compiled run broke the graph. A construct named by the program's own names (a
+    decorator, a base or a method it defines) is had by any of its kind: another program calls
+    it otherwise. A graph break is had where Dynamo broke the graph, whatever made it."""
+
+    names: frozenset[str]
+    configuration: str
+    graph_broke: bool = False
+
+    @classmethod
+    def of(cls, names: Iterable[str], configuration: str, *, graph_broke: bool = False) -> Present:
+        return cls(frozenset(_unnamed(name) for name in names), configuration, graph_broke)
+
+    def has(self, construct: str) -> bool:
+        if construct.startswith(CONSTRUCT_PREFIX):
+            return construct.removeprefix(CONSTRUCT_PREFIX).split(" ", 1)[0] == self.configuration
+        if construct == "a graph break":
+            return self.graph_broke or self.configuration == FORCED or construct in self.names
+        if construct == "`dynamic=True`" and self.configuration == "dynamic":
+            return True
+        if construct in self.names:
+            return True
+        kind = _own_kind(construct)
+        return kind is not None and any(name.startswith(kind) for name in self.names)
+
+    def lacks(self, needed: Iterable[str]) -> list[str]:
+        """The constructs of `needed` the program does not have, in order."""
+        return [construct for construct in needed if not self.has(construct)]
+
+
+_OWN = re.compile(r"^(`@|base `|`<class>\.)([\w.]+)`$")
+_BUILTIN_NAMES = frozenset(dir(builtins))
+
+
+def _own_kind(construct: str) -> str | None:
+    """The kind of a construct named by a program's own name ("`@counted`", "base `Mixin`",
+    "`<class>.helper`"): its prefix; None for a construct named by Python or a library
+    ("`@functools.wraps`", "base `torch.Tensor`", "`<class>.__len__`")."""
+    match = _OWN.match(construct)
+    if match is None:
+        return None
+    prefix, name = match.groups()
+    if "." in name or name in _BUILTIN_NAMES or (name.startswith("__") and name.endswith("__")):
+        return None
+    return prefix
 
 
 def _unnamed(construct: str) -> str:

@@ -38,6 +38,7 @@ def readme(finding: Finding, *, root: Path, backend: str, torch_version: str) ->
           if finding.known else []),
         *([f"- **split from**: `{finding.split_from}`: a variant of it that reduced to a different program"]
           if finding.split_from else []),
+        *_apart_lines(finding),
         *(["- **split into**: " + ", ".join(f"`{d}`" for d in finding.split_into)
            + " (variants that reduced to another bug)"] if finding.split_into else []),
         f"- **torch**: {torch_version or 'unknown'}",
@@ -57,6 +58,16 @@ def readme(finding: Finding, *, root: Path, backend: str, torch_version: str) ->
     if len(finding.variants) >= MAX_VARIANTS:
         lines.append(f"\nOnly the first {MAX_VARIANTS} triggers keep a program; later ones count in `hits`.")
     return "\n".join(lines) + "\n\n" + finding.details
+
+
+def _apart_lines(finding: Finding) -> list[str]:
+    """Why a hit of a known signature was filed as a bug of its own."""
+    lacks = finding.apart.get("lacks") if finding.apart else None
+    if not isinstance(lacks, dict) or not lacks:
+        return []
+    told = "; ".join(f"`{where}` needs {', '.join(constructs)}" for where, constructs in lacks.items())
+    return [f"- **unlike the known bugs of its signature**: its first hit lacks what each needs ({told}): "
+            "a wrong result (or hang) names no place in Dynamo, so its program tells it apart"]
 
 
 def _configuration_lines(finding: Finding) -> list[str]:

@@ -41,6 +41,11 @@ class Signature:
     # first) has the rest of this signature: a wrong result of graph deduplication is not the
     # wrong result a program gives under Dynamo's defaults, though both are "result:value:Tensor"
     needs: str = ""
+    # the known bugs of the rest of this signature it cannot be (a digest of their findings): a
+    # signature that names no place is every wrong value of any program, so a hit of a known one
+    # whose program lacks a construct each known bug of it needs is a bug of its own
+    # (`mutator.findings.known.KnownBugs.told_apart`); set by the campaign that filed it, not by a run
+    unlike: str = ""
 
     @classmethod
     def of(cls, result: CheckResult) -> Signature:
@@ -80,9 +85,11 @@ class Signature:
 
     def as_run(self) -> Signature:
         """What a run of the finding's program gives, to reproduce it by (a reduction, the
-        ablation, other versions): neither the part a split gave it nor the configuration it
-        needs (a run under that configuration is not checked under the defaults)."""
-        return dataclasses.replace(self, part="", needs="") if self.part or self.needs else self
+        ablation, other versions): neither the part a split gave it, nor the configuration it
+        needs (a run under that configuration is not checked under the defaults), nor the known
+        bugs it was told apart from (a run knows none)."""
+        return dataclasses.replace(self, part="", needs="", unlike="") if self.part or self.needs or self.unlike \
+            else self
 
     def plain(self) -> Signature:
         """Without the configuration it needs: the signature of a run under it that was not
@@ -91,7 +98,7 @@ class Signature:
 
     def as_json(self) -> dict[str, str]:
         data = asdict(self)
-        for key in ("part", "needs"):  # as before they existed: older readers and peers take it as it is
+        for key in ("part", "needs", "unlike"):  # as before they existed: older readers and peers take it as it is
             if not data[key]:
                 del data[key]
         return data
@@ -99,11 +106,11 @@ class Signature:
     def slug(self) -> str:
         """A readable, filesystem-safe, unique directory name."""
         parts = [self.kind.lower(), self.exception, self.location.rsplit("/", 1)[-1], self.observation,
-                 f"needs-{self.needs}" if self.needs else ""]
+                 f"needs-{self.needs}" if self.needs else "", "unlike-known" if self.unlike else ""]
         readable = _UNSAFE.sub("-", "-".join(p for p in parts if p)).strip("-")[:60].rstrip("-")
-        # the digest of a signature needing no configuration is what it was before `needs` existed,
-        # so that a campaign's directories keep their names across versions
-        digest = hashlib.sha1((repr(self) if self.needs else repr(self).replace(", needs=''", "")).encode()) \
+        # the digest of a signature without `needs` and `unlike` is what it was before they
+        # existed, so that a campaign's directories keep their names across versions
+        digest = hashlib.sha1(repr(self).replace(", unlike=''", "").replace(", needs=''", "").encode()) \
             .hexdigest()[:8]
         return f"{readable}-{digest}"
 
@@ -111,4 +118,6 @@ class Signature:
         described = " / ".join(p for p in (self.kind, self.exception, self.location, self.observation) if p)
         if self.needs:
             described += f" [needs {self.needs}]"
+        if self.unlike:
+            described += " [unlike the known bugs of it]"
         return f"{described} ({self.part})" if self.part else described

@@ -91,12 +91,13 @@ class FindingStore:
             source.rename(target)  # atomic: the whole directory is in one place or the other
 
     def record(self, result: CheckResult, *, provenance: str, parent: int | None, elapsed: float,
-               recipe: Recipe | None = None) -> tuple[Finding, bool]:
+               recipe: Recipe | None = None, signature: Signature | None = None) -> tuple[Finding, bool]:
         """File one hit; returns the finding and whether it is new. `recipe`: how the hit was
-        built from its parent, kept with the program of its trigger. A signature a synced peer
-        filed first is filed here too (nothing found is dropped) but is not new: it says whose
-        it is."""
-        signature = Signature.of(result)
+        built from its parent, kept with the program of its trigger; `signature`: where the
+        filer knows more than the run (a hit told apart from known bugs), the one to file it
+        under. A signature a synced peer filed first is filed here too (nothing found is
+        dropped) but is not new: it says whose it is."""
+        signature = signature or Signature.of(result)
         signature = self.aliases.get(signature, signature)
         program = result.program
         size = len(program.source)

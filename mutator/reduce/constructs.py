@@ -13,6 +13,7 @@ Running and judging them is `mutator.reduce.matters`'s job.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,6 +40,9 @@ _TRANSFORMS_DIRECT = ("checkpoint",)
 _GRAPH_BREAKS = ("graph_break",)
 # bases without which a class is no longer what its code needs (a Module's forward, a Function's apply)
 _STRUCTURAL_BASES = ("Module", "Function", "TestCase", "Exception", "Error", "Enum", "Protocol", "ABC")
+# `construct_names`: the probes are named, not built (a variant's source costs a codegen of the module)
+_NAMES_ONLY: ContextVar[bool] = ContextVar("names_only", default=False)
+_UNBUILT = ""  # the source of a probe named only
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +72,8 @@ def _leaf(node: cst.BaseExpression) -> str:
 
 def _replaced(module: cst.Module, old: cst.CSTNode, new: cst.CSTNode | cst.RemovalSentinel
               | cst.FlattenSentinel[Any]) -> str | None:
+    if _NAMES_ONLY.get():
+        return _UNBUILT
     try:
         return module.deep_replace(old, new).code  # type: ignore[arg-type]
     except Exception:  # noqa: BLE001 - a variant libcst cannot build is a variant not tried
@@ -76,6 +82,8 @@ def _replaced(module: cst.Module, old: cst.CSTNode, new: cst.CSTNode | cst.Remov
 
 def _without_statement(module: cst.Module, statement: cst.CSTNode) -> str | None:
     """The module without `statement`; a body left empty gets a `pass`."""
+    if _NAMES_ONLY.get():
+        return _UNBUILT
     class Remove(cst.CSTTransformer):
         @staticmethod
         def _body(original: Sequence[cst.BaseStatement], updated: Sequence[cst.BaseStatement]
@@ -144,6 +152,33 @@ def probes(source: str) -> list[Probe]:
     """The variants of `source` that tell what matters, most telling first: compile options,
     graph breaks, bases, decorators, context managers, transforms, generators, format
     specs, then a class's methods and builtin calls."""
+    out = _all_probes(source)
+    seen: set[str] = set()
+    unique = []
+    for probe in out:
+        if probe.source != source and probe.source not in seen:
+            seen.add(probe.source)
+            unique.append(probe)
+    return unique
+
+
+def constructs(source: str) -> list[str]:
+    """The constructs `probes` would ask about, by name, each once."""
+    return list(dict.fromkeys(p.construct for p in probes(source)))
+
+
+def construct_names(source: str) -> list[str]:
+    """The constructs of `source` by name, each once, without building a variant: what a
+    program has, at the cost of a parse (`constructs` builds every variant, seconds for a long
+    program). It may name a construct whose only variant would be the program itself."""
+    token = _NAMES_ONLY.set(True)
+    try:
+        return list(dict.fromkeys(p.construct for p in _all_probes(source)))
+    finally:
+        _NAMES_ONLY.reset(token)
+
+
+def _all_probes(source: str) -> list[Probe]:
     try:
         module = cst.parse_module(source)
     except cst.ParserSyntaxError:
@@ -164,18 +199,7 @@ def probes(source: str) -> list[Probe]:
     out += _closure_cells(module, found)
     out += _methods(module, found)
     out += _builtin_calls(module, found)
-    seen: set[str] = set()
-    unique = []
-    for probe in out:
-        if probe.source != source and probe.source not in seen:
-            seen.add(probe.source)
-            unique.append(probe)
-    return unique
-
-
-def constructs(source: str) -> list[str]:
-    """The constructs `probes` would ask about, by name, each once."""
-    return list(dict.fromkeys(p.construct for p in probes(source)))
+    return out
 
 
 def _compile_options(module: cst.Module, found: _Collect) -> Iterator[Probe]:
@@ -354,7 +378,7 @@ def _environment(module: cst.Module, found: _Collect) -> Iterator[Probe]:
         return
     body.insert(after, cst.parse_statement("ENVIRON_AS_DICT = {}\n"))  # a copy would differ by process
     yield Probe("`os.environ`", "with a plain `dict` the program fills itself instead",
-                swapped.with_changes(body=body).code)
+                _UNBUILT if _NAMES_ONLY.get() else swapped.with_changes(body=body).code)
 
 
 def _handlers(module: cst.Module, found: _Collect) -> Iterator[Probe]:
@@ -413,6 +437,9 @@ def _closure_cells(module: cst.Module, found: _Collect) -> Iterator[Probe]:
                 continue
             without = _without_statement(module, statement)
             if without is None:
+                continue
+            if _NAMES_ONLY.get():
+                yield Probe(f"a `{kind}` held in a closure", "", _UNBUILT)
                 continue
             hoisted = cst.parse_module(without)
             index = next((i for i, s in enumerate(hoisted.body) if isinstance(s, cst.FunctionDef)

@@ -386,3 +386,105 @@ def test_a_finding_filed_as_needing_a_configuration_its_reduction_does_not_need_
     assert known.match(finding) is None  # the reduced program needs it still: a bug of its own
     finding.reduction["needs_configuration"] = False  # it fails alike under the defaults
     assert known.match(finding) is not None
+
+
+NO_FORMAT = '''\
+import torch
+
+
+def fn(x):
+    return x * 2
+
+
+def inputs():
+    return (torch.randn(1),)
+'''
+
+
+def _wrong_in(source: str, configuration: str = "default", *, graph_breaks: tuple[str, ...] = ()) -> CheckResult:
+    from mutator.core.observation import CompileStats
+
+    wrong = _wrong(configuration)
+    compiled = replace(wrong.compiled, observation=replace(wrong.compiled.observation,
+                                                           compile=CompileStats(graph_breaks=graph_breaks)))
+    return replace(wrong, program=Program.from_source(source, "m.py"), runs=(wrong.eager, compiled))
+
+
+def _known_wrong_result(root: Path, needed: list[str] | None) -> Path:
+    """A known wrong result whose reduction found `needed` (None: never reduced)."""
+    signature = Signature.of(_wrong())
+    directory = write_finding(root, signature, reduced=REDUCED, confirmed=needed is not None)
+    if needed is not None:
+        record = json.loads((directory / "finding.json").read_text())
+        record["reduction"]["matters"] = dict(needed=needed)
+        (directory / "finding.json").write_text(json.dumps(record))
+    return directory
+
+
+def test_a_known_wrong_result_whose_program_lacks_what_the_known_bug_needs_is_filed_as_its_own(tmp_path: Path):
+    known_dir = _known_wrong_result(tmp_path / "first", ["the format spec `:03d`"])
+    fuzzer = _fuzzer(tmp_path / "second", KnownHits(tmp_path / "second", KnownBugs.load([tmp_path / "first"])))
+    filing = fuzzer.filing
+    assert filing.counts_as_known(_wrong_in(REDUCED)) and not filing.counts_as_known(_wrong_in(NO_FORMAT))
+    _hit(fuzzer, _wrong_in(REDUCED))  # has the format spec the known bug needs: a hit of it
+    assert not fuzzer.store.findings and fuzzer.stats.known == 1
+    _hit(fuzzer, _wrong_in(NO_FORMAT))  # no format spec: not that bug
+    _hit(fuzzer, _wrong_in(NO_FORMAT.replace("* 2", "* 3")))  # another such hit joins it
+    [finding] = fuzzer.store.findings.values()
+    assert finding.is_new and finding.hits == 2 and fuzzer.stats.known == 1 and filing.told_apart == 2
+    assert finding.signature.unlike and finding.signature.as_run() == Signature.of(_wrong())
+    assert finding.apart["lacks"] == {str(known_dir.resolve()): ["the format spec `:03d`"]}
+    readme = (tmp_path / "second" / finding.directory / "README.md").read_text()
+    assert "unlike the known bugs of its signature" in readme and ":03d" in readme
+    assert "[unlike the known bugs of it]" in finding.signature.describe()
+    # the next campaign knows both: a hit lacking what each needs is told apart from both
+    # (the second was never reduced: nothing to tell it by, so its signature's hits are known)
+    both = KnownBugs.load([tmp_path / "first", tmp_path / "second"])
+    assert both.by_signature(Signature.of(_wrong())) is not None
+    assert both.told_apart(Signature.of(_wrong()), lambda: _present(NO_FORMAT)) is None
+
+
+def _present(source: str, configuration: str = "default", graph_broke: bool = False):  # type: ignore[no-untyped-def]
+    from mutator.findings.needs import Present
+    from mutator.reduce.constructs import construct_names
+
+    return Present.of(construct_names(source), configuration, graph_broke=graph_broke)
+
+
+def test_a_known_wrong_result_is_told_apart_only_where_every_known_bug_of_it_has_something_to_tell_by(
+        tmp_path: Path):
+    signature = Signature.of(_wrong())
+    _known_wrong_result(tmp_path / "unreduced", None)
+    assert KnownBugs.load([tmp_path / "unreduced"]).told_apart(signature, lambda: _present(NO_FORMAT)) is None
+    _known_wrong_result(tmp_path / "nothing", [])  # its reduction found nothing needed
+    assert KnownBugs.load([tmp_path / "nothing"]).told_apart(signature, lambda: _present(NO_FORMAT)) is None
+    _known_wrong_result(tmp_path / "format", ["the format spec `:03d`"])
+    _known_wrong_result(tmp_path / "break", ["a graph break"])
+    known = KnownBugs.load([tmp_path / "format", tmp_path / "break"])
+    apart = known.told_apart(signature, lambda: _present(NO_FORMAT))
+    assert apart is not None and len(apart.lacks) == 2  # lacks what each of the two needs
+    assert known.told_apart(signature, lambda: _present(NO_FORMAT, graph_broke=True)) is None  # Dynamo broke it
+    assert known.told_apart(signature, lambda: _present(NO_FORMAT, "forced-graph-breaks")) is None
+    assert known.told_apart(signature, lambda: _present(REDUCED)) is None  # has the format spec
+    assert known.told_apart(CRASH, lambda: _present(NO_FORMAT)) is None  # a crash site tells bugs apart itself
+    asked: list[str] = []
+    KnownBugs.load([tmp_path / "unreduced"]).told_apart(signature, lambda: asked.append("x") or _present(NO_FORMAT))
+    assert not asked  # the program is read only where it can tell
+
+
+def test_what_a_program_has_of_the_constructs_a_known_bug_needs():
+    from mutator.findings.needs import Present
+
+    has = Present.of(["`@wrapper`", "base `Mixin`", "`Bag.helper`", "`Bag.__len__`", "a `no_grad` block",
+                      "`getattr(..., '__dict__')`"], "graph-dedup")
+    # named by the program's own names: any of its kind will do (another program names it otherwise)
+    assert has.has("`@counted`") and has.has("base `Other`") and has.has("`<class>.forward`")
+    # named by Python or a library: that one
+    assert has.has("`<class>.__len__`") and not has.has("`<class>.__getattr__`")
+    assert not has.has("`@functools.wraps`") and not has.has("base `torch.Tensor`") and not has.has("base `dict`")
+    assert has.has("a `<user>` block") and has.has("`getattr(..., '__dict__')`") and not has.has("`vars`")
+    assert has.has("the configuration graph-dedup (use_graph_deduplication = True)")
+    assert not has.has("the configuration dynamic (assume_static_by_default = False)")
+    assert not has.has("a graph break") and Present.of([], "default", graph_broke=True).has("a graph break")
+    assert Present.of([], "dynamic").has("`dynamic=True`") and not has.has("`dynamic=True`")
+    assert has.lacks(["`vars`", "`@counted`", "a graph break"]) == ["`vars`", "a graph break"]

@@ -39,3 +39,12 @@ def test_a_directory_name_is_what_it_was_before_signatures_said_what_configurati
     assert needing.slug() != plain.slug()
     split = replace(needing, part="split1")
     assert split.as_run() == plain and split.base() == needing and split.plain().base() == plain
+
+
+def test_a_signature_told_apart_from_known_bugs_is_filed_apart_but_runs_as_the_plain_one():
+    plain = Signature("MISMATCH", observation="result:value:Tensor")
+    apart = replace(plain, unlike="0a1b2c3d")
+    assert apart.as_run() == plain and apart.base() == apart and "unlike" not in plain.as_json()
+    assert Signature(**apart.as_json()) == apart
+    assert apart.slug().startswith("mismatch-result-value-Tensor-unlike-known-") and apart.slug() != plain.slug()
+    assert replace(plain, needs="graph-dedup").slug() == replace(plain, needs="graph-dedup", unlike="").slug()

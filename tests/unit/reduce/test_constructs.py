@@ -150,3 +150,32 @@ def test_the_environment_becomes_a_plain_dict_and_getattr_names_its_attribute():
             return getattr(x, "__dict__")
     ''')
     assert got["`getattr(..., '__dict__')`"] == ["with `.__dict__` instead of `getattr`"]
+
+
+def test_construct_names_name_what_probes_would_without_building_a_variant():
+    source = textwrap.dedent('''
+        import os
+        import torch
+        class Router(torch.nn.Module):
+            def forward(self, x):
+                try:
+                    y = torch.cat([x, x])
+                except RuntimeError:
+                    y = x
+                with torch.no_grad():
+                    z = getattr(self, "training")
+                torch._dynamo.graph_break()
+                return y, format(1, "03d"), f"{z!r}", os.environ.get("HOME")
+        def counted(init):
+            seen = {"calls": 0}
+            def wrapper(self):
+                seen["calls"] += 1
+                init(self)
+            return wrapper
+        fn = Router()
+    ''')
+    named = constructs.construct_names(source)
+    assert set(named) == set(constructs.constructs(source)) and len(named) == len(set(named))
+    assert {"a `dict` held in a closure", "`os.environ`", "a graph break", "a `torch.no_grad` block"} <= set(named)
+    assert probes(source)[0].source != ""  # names only while naming: the variants are built again after
+    assert constructs.construct_names("def broken(:\n") == []
