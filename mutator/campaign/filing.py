@@ -22,6 +22,7 @@ from mutator.reduce.constructs import construct_names
 from mutator.reduce.driver import ReductionReport, record_reduction
 
 _APART_MEMORY = 256  # hits whose telling apart is remembered (the checker's thread asks, then the loop's)
+_UNASKED = object()
 
 
 class Filing:
@@ -71,8 +72,9 @@ class Filing:
         if signature.location or self._filed(signature) is not None:
             return None
         key = (result.program.digest, result.configuration)
-        if key in self._apart_memory:
-            return self._apart_memory[key]
+        remembered = self._apart_memory.get(key, _UNASKED)
+        if remembered is not _UNASKED:
+            return remembered  # type: ignore[return-value]
 
         def present() -> Present:
             stats = result.compiled.observation.compile

@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from mutator.core.configurations import CONFIGURATIONS, CONSTRUCT_PREFIX, FORCED
+from mutator.core.configurations import CONSTRUCT_PREFIX, FORCED
 from mutator.core.verdict import Verdict
 from mutator.findings.finding import Finding
 
