@@ -35,7 +35,7 @@ from mutator.exec import sandbox
 from mutator.core.program import Program, ProgramForm
 from mutator.reduce.repro_counts import count_repro
 from mutator.reduce.repro_facts import ReproFacts
-from mutator.reduce.repro_process import fresh_repro, hang_repro
+from mutator.reduce.repro_process import fresh_calls_repro, fresh_repro, hang_repro
 from mutator.reduce.repro_source import (SAME, after_future_imports, compile_kwargs, config_lines, insert_prelude,
                                          returns_sequences, surfacing_internal_errors, top_level_names)
 from mutator.runtime.configs import Changes
@@ -166,10 +166,12 @@ def make_repros(program: Program, verdict: Verdict, *, observation: str = "", re
         with_globals = observation.startswith("globals")
         short = None if with_globals else short_repro(program, tensors=_has_tensor(result), config=config,
                                                           types=":type:" in observation)
-        # last, each side in a fresh process: state one run leaves behind cannot reach the other,
-        # and objects' attributes are compared too
+        # then each side in a fresh process: state one run leaves behind (a global, an environment
+        # variable) cannot reach the other, and objects' attributes are compared too; last, also
+        # what each call inside drive() returned, where drive() does not return it
         repros = [r for r in (short, harness_repro(program, with_globals=with_globals, config=config),
-                              fresh_repro(program, config=config)) if r is not None]
+                              fresh_repro(program, config=config), fresh_calls_repro(program, config=config))
+                  if r is not None]
     if facts.internal_error:  # where the program catches it, only a script that looks for it fails
         repros.append(surfacing_internal_errors(repros[0]))
     return repros

@@ -148,9 +148,37 @@ if os.environ["REPRO_SIDE"] == "eager":
 '''
 
 
+_CALLS = '''
+class _Calls:  # what drive() calls: the function, each call's result kept (its attributes are the function's)
+    def __init__(self, f):
+        self.__dict__.update(_f=f, results=[])
+
+    def __call__(self, *args, **kwargs):
+        result = self.__dict__["_f"](*args, **kwargs)
+        self.__dict__["results"].append(result)
+        return result
+
+    def __getattr__(self, name):
+        return getattr(self.__dict__["_f"], name)
+
+    def __setattr__(self, name, value):
+        setattr(self.__dict__["_f"], name, value)
+'''
+
+
 def fresh_repro(program: Program, *, config: Changes = ()) -> str:
     """Eager and compiled each in a fresh process, their observations compared."""
     return _harness(program, FRESH_HEADER, _COMPARE, config, with_same=True)
+
+
+def fresh_calls_repro(program: Program, *, config: Changes = ()) -> str | None:
+    """`fresh_repro` that also compares what each call of the function returned inside
+    `drive()`, as the runtime records it: a reduced `drive` need not return what diverged (the
+    reduction judges the calls, not what drive returns). None for a program without `drive`."""
+    names, _ = repro_source.top_level_names(program.source)
+    if "drive" not in names:
+        return None
+    return _harness(program, FRESH_HEADER, _COMPARE, config, with_same=True, calls=True)
 
 
 def hang_repro(program: Program, *, factor: float = 10.0, margin: float = 30.0, config: Changes = ()) -> str:
@@ -162,18 +190,22 @@ def hang_repro(program: Program, *, factor: float = 10.0, margin: float = 30.0, 
     return _harness(program, HANG_HEADER, _HANG.format(factor=factor, margin=margin), config, with_same=False)
 
 
-def _harness(program: Program, header: str, parent: str, config: Changes, *, with_same: bool) -> str:
+def _harness(program: Program, header: str, parent: str, config: Changes, *, with_same: bool,
+             calls: bool = False) -> str:
     assert program.form is ProgramForm.HARNESS
     names, imported = repro_source.top_level_names(program.source)
     run = repro_source.call_of(program, names, "f")
     lines = [f'observed["result"] = {run}']
+    if calls:
+        lines = ["f = _Calls(f)", 'observed["calls"] = f.results', *lines]
     if "drive" not in names:  # the arguments after the call: in-place updates show
         star = "*" if repro_source.returns_sequences(program.source) else ""
         lines = ["args = inputs()", f'observed["result"] = f({star}args)', 'observed["args"] = args']
     if "state" in names:
         lines.append('observed["state"] = state()')
     observe = _OBSERVE.format(run="\n        ".join(lines), kwargs=repro_source.compile_kwargs(program, names))
-    parts = ["\n".join(filter(None, [header, repro_source.config_lines(config)])), observe.strip()]
+    parts = ["\n".join(filter(None, [header, repro_source.config_lines(config)])),
+             *([_CALLS.strip()] if calls else []), observe.strip()]
     if with_same:
         parts.append(repro_source.SAME.strip())
     # each process seeds before the program's first line, as the runtime does: what it makes

@@ -103,7 +103,7 @@ def test_repro_exits_1_with_the_bug_and_0_without_it():
 
 def test_the_short_repro_comes_first_and_the_long_one_stands_in_where_it_cannot_reproduce():
     buggy = Program.from_source(SMALL_BUG, "small.py")
-    short, long, _fresh = make_repros(buggy, Verdict.MISMATCH, result=TENSOR)
+    short, long, *_fresh = make_repros(buggy, Verdict.MISMATCH, result=TENSOR)
     assert "assert_close(actual, expected" in short and len(short) < len(long)
     result = verify(short)
     assert result.reproduces and "Tensor-likes are not close" in result.output, result.output
@@ -115,7 +115,7 @@ def test_the_short_repro_comes_first_and_the_long_one_stands_in_where_it_cannot_
         "import torch\n\ndef fn(x):\n    if not torch.compiler.is_compiling():\n"
         "        raise ValueError('eager only')\n    return x\n\ndef inputs():\n    return (torch.ones(1),)\n",
         "raising.py")
-    short, long, _fresh = make_repros(raising, Verdict.MISMATCH, result=None)
+    short, long, *_fresh = make_repros(raising, Verdict.MISMATCH, result=None)
     assert "assert actual == expected" in short and not verify(short).reproduces
     result = verify(long)
     assert result.reproduces and "ValueError" in result.output, result.output

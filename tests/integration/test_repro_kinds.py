@@ -13,7 +13,7 @@ from mutator.core.program import Program, load_program
 from mutator.reduce.repro import make_repros, verify
 from mutator.reduce.repro_counts import count_repro
 from mutator.reduce.repro_facts import ReproFacts
-from mutator.reduce.repro_process import fresh_repro, hang_repro
+from mutator.reduce.repro_process import fresh_calls_repro, fresh_repro, hang_repro
 from mutator.core.values import TensorValue
 from mutator.core.verdict import Verdict
 
@@ -177,6 +177,35 @@ def test_state_that_carries_over_is_left_behind_by_running_each_side_in_a_fresh_
     assert verify(fresh_repro(fixed)).exit_code == 0
 
 
+# a call inside drive() returns another value compiled, and drive() returns nothing (a
+# reduction keeps what the runtime's records need: the calls, not what drive returns)
+UNRETURNED = '''\
+import torch
+
+
+def fn(x):
+    if torch.compiler.is_compiling():
+        return x + 1
+    return x
+
+
+def inputs():
+    return (torch.ones(2),)
+
+
+def drive(f):
+    f(torch.ones(2))
+'''
+
+
+@pytest.mark.soak  # fresh interpreters per side, three forms before it: 60 s
+def test_a_call_inside_drive_that_drive_does_not_return_is_compared_call_by_call():
+    repros = make_repros(program(UNRETURNED), Verdict.MISMATCH, result=TENSOR)
+    assert first_verified(repros) == len(repros) - 1  # only the last form looks at the calls
+    fixed = program(UNRETURNED.replace("return x + 1", "return x"))
+    assert verify(fresh_calls_repro(fixed)).exit_code == 0
+
+
 # drive's result agrees; the attribute of a global object differs
 ATTRIBUTE = '''\
 import torch
@@ -206,7 +235,7 @@ def drive(f):
 
 def test_an_object_s_attribute_after_drive_is_compared():
     repros = make_repros(program(ATTRIBUTE), Verdict.MISMATCH, observation="globals:value:int", result=TENSOR)
-    assert len(repros) == 2 and verify(repros[0]).exit_code == 0  # plain data globals only
+    assert len(repros) == 3 and verify(repros[0]).exit_code == 0  # plain data globals only
     result = verify(repros[1])
     assert result.reproduces and "['BOX']['seen']: eager 1, compiled 2" in result.output, result.output
 

@@ -63,7 +63,7 @@ def test_specialisation_at_the_recompile_limit_counts_it_and_one_refused_as_dyna
     [source] = make_repros(harness(), Verdict.SPECIALIZATION, facts=ReproFacts(limit_hit=True))
     assert 'message.startswith("Dynamo recompile limit exceeded")' in source and "REPEATS" not in source
     refused = make_repros(harness(), Verdict.SPECIALIZATION, facts=ReproFacts())
-    assert len(refused) == 3 and "_same(expected, actual)" in refused[1]
+    assert len(refused) == 4 and "_same(expected, actual)" in refused[1]
 
 
 def test_a_script_is_counted_from_its_first_line_and_checked_at_exit():
@@ -84,10 +84,13 @@ def test_a_hang_runs_the_compiled_side_under_a_time_limit_in_a_child_process():
 
 
 def test_value_kinds_try_the_short_form_then_the_long_one_then_fresh_processes():
-    short, long, fresh = make_repros(harness(), Verdict.MISMATCH)
+    short, long, fresh, calls = make_repros(harness(), Verdict.MISMATCH)
     assert len(short) < len(long) and "each in a fresh process" in fresh
     assert 'observed["result"] = drive(f)' in fresh and '"globals": _program_data()' in fresh
     assert "vars(value).items()" in fresh  # objects' attributes are compared
+    parses(calls)  # last: each call inside drive() compared too, where drive() does not return it
+    assert "_Calls" not in fresh and calls.index("f = _Calls(f)") < calls.index('observed["result"] = drive(f)')
+    assert 'observed["calls"] = f.results' in calls and "each in a fresh process" in calls
     no_drive = Program.from_source(HARNESS.split("\n\ndef drive")[0] + "\n", "nd.py")
     assert 'observed["args"] = args' in make_repros(no_drive, Verdict.CRASH)[-1]
 
