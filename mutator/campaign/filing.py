@@ -29,7 +29,6 @@ class Filing:
     def __init__(self, store: FindingStore, known: KnownHits | None = None) -> None:
         self.store = store
         self.known = known  # bugs filed before (--known): their hits are counted, not filed
-        self.told_apart = 0  # hits of known signatures filed as bugs of their own (`_apart`)
         self._apart_memory: dict[tuple[str, str], Apart | None] = {}
 
     def file(self, result: CheckResult, *, provenance: str, parent: int | None, elapsed: float,
@@ -43,7 +42,6 @@ class Filing:
             if self._count_known(result, provenance, elapsed):
                 return None
             return self.store.record(result, provenance=provenance, parent=parent, elapsed=elapsed, recipe=recipe)
-        self.told_apart += 1
         signature = dataclasses.replace(Signature.of(result), unlike=apart.unlike)
         finding, is_new = self.store.record(result, provenance=provenance, parent=parent, elapsed=elapsed,
                                             recipe=recipe, signature=signature)
@@ -145,5 +143,6 @@ class Filing:
             known_from_peers=sum(1 for f in findings if f.known_from),
             known_signatures=len(self.known.hits) if self.known is not None else 0,
             known_findings=sum(1 for f in findings if f.known),
-            told_apart=self.told_apart,
+            # hits of known signatures filed as bugs of their own (`_apart`): all hits of those
+            told_apart=sum(f.hits for f in findings if f.signature.unlike),
         )
